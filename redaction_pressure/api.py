@@ -1,0 +1,118 @@
+"""The plain Python API: `load_task(split, index)` and `score_reply(task, reply)`.
+
+For people and tools outside verifiers. A task is rebuilt from (split, index, sizes),
+plus the secret for private_eval, so it is the same wherever it is loaded. Scoring a
+reply parses it strictly, scans the hidden records within the episode budget and
+grades the removal; the verifiers rewards are thin wrappers over `score_reply`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from functools import lru_cache
+
+from pydantic import BaseModel, ConfigDict
+
+from redaction_pressure import splits
+from redaction_pressure.corpus import stream
+from redaction_pressure.identity import identity
+from redaction_pressure.prompt import SYSTEM_PROMPT, user_prompt
+from redaction_pressure.rubric import grade
+from redaction_pressure.rules import RedactionError, parse_reply
+from redaction_pressure.scanner import Budget, scan
+from redaction_pressure.spans import Record
+
+DEFAULT_SHOWN = 8
+DEFAULT_HIDDEN = 32
+MAX_SHOWN = 64
+MAX_HIDDEN = 256
+
+
+class Prompt(BaseModel):
+    """The two prompt texts a model sees."""
+
+    model_config = ConfigDict(frozen=True)
+
+    system: str
+    user: str
+
+
+class RedactionTask(BaseModel):
+    """One task: its prompt, the shown records and the hidden records the rules run on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    split: str
+    index: int
+    prompt: Prompt
+    shown: tuple[Record, ...]
+    hidden: tuple[Record, ...]
+    identity: dict[str, str]
+
+
+class ScoreResult(BaseModel):
+    """The outcome of scoring one reply against one task."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reward: float
+    recall: float
+    precision: float
+    clean_gate: float
+    valid: bool
+    errors: tuple[RedactionError, ...]
+    metrics: dict[str, float]
+
+
+def check_sizes(shown: int, hidden: int) -> None:
+    if not 1 <= shown <= MAX_SHOWN:
+        raise ValueError(f"shown must be 1 to {MAX_SHOWN} records, got {shown}")
+    if not 1 <= hidden <= MAX_HIDDEN:
+        raise ValueError(f"hidden must be 1 to {MAX_HIDDEN} records, got {hidden}")
+
+
+@lru_cache(maxsize=128)
+def _records(seed: int, shown: int, hidden: int) -> tuple[Record, ...]:
+    return tuple(itertools.islice(stream(seed, shown), shown + hidden))
+
+
+def load_task(
+    split: str, index: int, *, shown: int = DEFAULT_SHOWN, hidden: int = DEFAULT_HIDDEN
+) -> RedactionTask:
+    """Build task `index` of `split`; private_eval reads REDACTION_PRESSURE_PRIVATE_SEED."""
+    check_sizes(shown, hidden)
+    records = _records(splits.seed_for(split, index), shown, hidden)
+    return RedactionTask(
+        split=split,
+        index=index,
+        prompt=Prompt(system=SYSTEM_PROMPT, user=user_prompt(records[:shown], hidden)),
+        shown=records[:shown],
+        hidden=records[shown:],
+        identity=identity(split, splits.commitment(split)),
+    )
+
+
+def score_reply(task: RedactionTask, reply: str, *, budget: Budget = Budget()) -> ScoreResult:
+    """Score a raw reply string against the task's hidden records."""
+    answer = parse_reply(reply)
+    if answer.errors:
+        result = None
+        errors = answer.errors
+    else:
+        result = scan(answer.rules, [record.text for record in task.hidden], budget)
+        errors = result.errors
+    valid = not errors
+    graded = grade(task.hidden, result.removed if result else [() for _ in task.hidden], valid)
+    metrics = dict(graded.metrics)
+    metrics["rules"] = float(len(answer.rules))
+    metrics["matches"] = float(result.matches if result else 0)
+    metrics["budget_used"] = (result.seconds if result else 0.0) / budget.episode
+    return ScoreResult(
+        reward=graded.reward,
+        recall=graded.recall,
+        precision=graded.precision,
+        clean_gate=graded.clean_gate,
+        valid=valid,
+        errors=errors,
+        metrics=metrics,
+    )

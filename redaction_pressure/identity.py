@@ -1,0 +1,54 @@
+"""The identity block: which environment, corpus, reward and code produced a task or score.
+
+`source_digest()` is SHA-256 over every `*.py` file of the installed
+`redaction_pressure` package directory (recursively, `__pycache__` excluded), taken in
+order of their POSIX paths relative to that directory; each file contributes
+`path` NUL `size in bytes as decimal` NUL `raw bytes`. It is computed once per process
+from the files on disk, so it names the code that actually ran.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+
+from redaction_pressure.corpus import CORPUS_VERSION
+from redaction_pressure.rubric import REWARD_SCHEMA_VERSION
+
+ENVIRONMENT = "redaction-pressure"
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def version() -> str:
+    """The installed distribution's version (one source: pyproject.toml)."""
+    return metadata.version(ENVIRONMENT)
+
+
+@lru_cache(maxsize=1)
+def source_digest() -> str:
+    """SHA-256 hex of the package's Python sources, as defined in the module docstring."""
+    digest = hashlib.sha256()
+    files = sorted(
+        (path.relative_to(PACKAGE_DIR).as_posix(), path)
+        for path in PACKAGE_DIR.rglob("*.py")
+        if "__pycache__" not in path.parts
+    )
+    for relative, path in files:
+        data = path.read_bytes()
+        digest.update(relative.encode() + b"\x00" + str(len(data)).encode() + b"\x00" + data)
+    return digest.hexdigest()
+
+
+def identity(split: str, commitment: str) -> dict[str, str]:
+    """The identity block recorded in task data and, recomputed, in `trace.info`."""
+    return {
+        "name": ENVIRONMENT,
+        "version": version(),
+        "corpus_version": CORPUS_VERSION,
+        "reward_schema_version": REWARD_SCHEMA_VERSION,
+        "split": split,
+        "split_commitment": commitment,
+        "source_digest": source_digest(),
+    }

@@ -1,0 +1,282 @@
+"""The answer: strict parsing of the reply into rules, and validation of each rule.
+
+A reply is one JSON object `{"rules": [{"pattern": ..., "replacement": ...}, ...]}`,
+optionally wrapped in a single ```json fence, with nothing else around it but
+whitespace. Parsing is strict: duplicate keys, NaN/Infinity, a non-object top level,
+and missing or extra keys are errors. Each problem becomes a `RedactionError` value
+naming the rule it concerns; nothing here raises on bad input.
+
+Patterns are compiled by the `regex` package with inline flags only. Before compiling,
+a static check rejects what would defeat the matching budget before matching starts:
+fuzzy matching (`{e<=1}`; any unescaped `{` must open a numeric repeat bound) and
+repeat bounds whose size or nesting makes compilation itself costly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import regex
+
+MAX_RULES = 24
+MAX_PATTERN_CHARS = 512
+MAX_REPLY_CHARS = 65_536
+REPLACEMENTS = ("[REDACTED]", "")
+MAX_REPEAT_BOUND = 1_000
+"""Largest number allowed in a repeat bound `{m,n}`."""
+MAX_REPEAT_PRODUCT = 10_000
+"""Largest product of nested repeat bounds, e.g. `(?:(?:a{100}){100})` is 10 000."""
+
+ERROR_CODES = (
+    "malformed_json",
+    "bad_entry",
+    "too_many_rules",
+    "unsafe_replacement",
+    "invalid_regex",
+    "empty_match",
+    "excessive_matches",
+    "timeout",
+    "budget_exhausted",
+)
+
+_FENCE = re.compile(r"\A```json[ \t]*\n(.*)\n[ \t]*```\Z", re.DOTALL)
+_BOUND = re.compile(r"\{(\d*)(?:(,)(\d*))?\}")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One redaction rule: every match of `pattern` is removed."""
+
+    pattern: str
+    replacement: str
+
+
+@dataclass(frozen=True)
+class RedactionError:
+    """A reason the episode is invalid, with the rule and hidden record it concerns."""
+
+    code: str
+    rule: int | None
+    record: int | None
+    detail: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The parsed reply: its rules, or the errors that make it invalid."""
+
+    rules: tuple[Rule, ...]
+    errors: tuple[RedactionError, ...]
+
+
+class _Reject(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _Reject(f"duplicate key {_clip(key)} in an object")
+        seen.add(key)
+    return dict(pairs)
+
+
+def _no_constant(name: str) -> object:
+    raise _Reject(f"{name} is not valid JSON")
+
+
+def _malformed(detail: str) -> Answer:
+    return Answer((), (RedactionError("malformed_json", None, None, detail),))
+
+
+def parse_reply(reply: str) -> Answer:
+    """Parse and validate a reply; the returned errors are empty iff the answer is valid."""
+    if not isinstance(reply, str):
+        return _malformed(f"the reply must be text, got {type(reply).__name__}")
+    if len(reply) > MAX_REPLY_CHARS:
+        return _malformed(f"the reply has {len(reply)} characters; the limit is {MAX_REPLY_CHARS}")
+    body = reply.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1)
+    if not body:
+        return _malformed("the reply is empty; expected a JSON object with a rules list")
+    try:
+        data = json.loads(body, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    except _Reject as exc:
+        return _malformed(str(exc))
+    except json.JSONDecodeError as exc:
+        return _malformed(f"not a single JSON object: {exc.msg} at line {exc.lineno} column {exc.colno}")
+    except RecursionError:
+        return _malformed("the JSON is nested too deeply")
+    if not isinstance(data, dict):
+        return _malformed(f"the top level must be an object, got {_json_type(data)}")
+    if set(data) != {"rules"}:
+        extra = sorted(set(data) - {"rules"})
+        what = f"unexpected keys {extra}" if extra else "the key 'rules' is missing"
+        return _malformed(f"the object must have exactly one key, 'rules': {what}")
+    entries = data["rules"]
+    if not isinstance(entries, list):
+        return _malformed(f"'rules' must be a list, got {_json_type(entries)}")
+    if len(entries) > MAX_RULES:
+        return Answer(
+            (),
+            (RedactionError("too_many_rules", None, None, f"{len(entries)} rules; at most {MAX_RULES} are allowed"),),
+        )
+    rules: list[Rule] = []
+    errors: list[RedactionError] = []
+    for index, entry in enumerate(entries):
+        rule, error = _entry(index, entry)
+        if error is not None:
+            errors.append(error)
+        else:
+            rules.append(rule)
+    return Answer(tuple(rules) if not errors else (), tuple(errors))
+
+
+def _entry(index: int, entry: object) -> tuple[Rule | None, RedactionError | None]:
+    def bad(code: str, detail: str) -> tuple[None, RedactionError]:
+        return None, RedactionError(code, index, None, f"rule {index}: {detail}")
+
+    if not isinstance(entry, dict):
+        return bad("bad_entry", f"must be an object, got {_json_type(entry)}")
+    if set(entry) != {"pattern", "replacement"}:
+        missing = sorted({"pattern", "replacement"} - set(entry))
+        extra = sorted(set(entry) - {"pattern", "replacement"})
+        parts = ([f"missing {missing}"] if missing else []) + ([f"unexpected {extra}"] if extra else [])
+        return bad("bad_entry", "must have exactly 'pattern' and 'replacement': " + ", ".join(parts))
+    pattern, replacement = entry["pattern"], entry["replacement"]
+    if not isinstance(pattern, str):
+        return bad("bad_entry", f"pattern must be a string, got {_json_type(pattern)}")
+    if not 1 <= len(pattern) <= MAX_PATTERN_CHARS:
+        return bad("bad_entry", f"pattern has {len(pattern)} characters; it must have 1 to {MAX_PATTERN_CHARS}")
+    if replacement not in REPLACEMENTS:
+        return bad(
+            "unsafe_replacement",
+            f"replacement {_clip(replacement)} is not allowed; use \"[REDACTED]\" or \"\"",
+        )
+    return Rule(pattern, replacement), None
+
+
+def compile_rules(rules: Sequence[Rule]) -> tuple[list[regex.Pattern], list[RedactionError]]:
+    """Compile every rule; return the patterns, or the errors of those that fail."""
+    compiled: list[regex.Pattern] = []
+    errors: list[RedactionError] = []
+    for index, rule in enumerate(rules):
+        problem = static_problem(rule.pattern)
+        if problem is None:
+            try:
+                compiled.append(regex.compile(rule.pattern))
+                continue
+            except (regex.error, ValueError, TypeError, OverflowError, MemoryError, RecursionError) as exc:
+                problem = f"does not compile: {exc}"
+        errors.append(RedactionError("invalid_regex", index, None, f"rule {index}: {problem}"))
+    return compiled, errors
+
+
+def static_problem(pattern: str) -> str | None:
+    """Why `pattern` may not be compiled at all, or None.
+
+    Walks the pattern once, tracking groups, so that the product of nested repeat
+    bounds is known: `((a{1000}){1000}){100}` costs seconds and gigabytes to compile,
+    and the matching budget cannot interrupt compilation.
+    """
+    frames = [1]  # per open group: the largest product of bounds inside it
+    last = 1  # weight of the atom a quantifier would repeat
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            i = _skip_escape(pattern, i)
+            last = 1
+            continue
+        if c == "[":
+            i = _skip_class(pattern, i)
+            last = 1
+            continue
+        if c == "(":
+            if pattern.startswith("(?#", i):
+                end = pattern.find(")", i)
+                i = n if end < 0 else end + 1
+                continue
+            frames.append(1)
+            i += 1
+            continue
+        if c == ")":
+            inner = frames.pop() if len(frames) > 1 else 1
+            frames[-1] = max(frames[-1], inner)
+            last = inner
+            i += 1
+            continue
+        if c == "{":
+            bound = _BOUND.match(pattern, i)
+            if bound is None or (bound.group(1) == "" and bound.group(3) in (None, "")):
+                return (
+                    f"unescaped '{{' at position {i} is not a repeat bound {{m,n}}; write \\{{ "
+                    "for a literal brace (fuzzy matching such as {e<=1} is not allowed)"
+                )
+            numbers = [int(g) for g in (bound.group(1), bound.group(3)) if g]
+            largest = max(numbers)
+            if largest > MAX_REPEAT_BOUND:
+                return f"repeat bound {largest} at position {i} exceeds {MAX_REPEAT_BOUND}"
+            product = last * max(largest, 1)
+            if product > MAX_REPEAT_PRODUCT:
+                return (
+                    f"nested repeat bounds multiply to {product} at position {i}; "
+                    f"the limit is {MAX_REPEAT_PRODUCT}"
+                )
+            frames[-1] = max(frames[-1], product)
+            last = product
+            i = bound.end()
+            continue
+        if c not in "*+?":
+            last = 1
+        i += 1
+    return None
+
+
+def _skip_escape(pattern: str, i: int) -> int:
+    """Index just past the escape sequence starting at `pattern[i] == '\\'`."""
+    if i + 1 >= len(pattern):
+        return i + 1
+    kind = pattern[i + 1]
+    if kind in "pPNxuUgkL" and i + 2 < len(pattern) and pattern[i + 2] in "{<":
+        close = "}" if pattern[i + 2] == "{" else ">"
+        end = pattern.find(close, i + 3)
+        return len(pattern) if end < 0 else end + 1
+    return i + 2
+
+
+def _skip_class(pattern: str, i: int) -> int:
+    """Index just past the character class starting at `pattern[i] == '['`."""
+    j = i + 1
+    if j < len(pattern) and pattern[j] == "^":
+        j += 1
+    if j < len(pattern) and pattern[j] == "]":
+        j += 1
+    while j < len(pattern):
+        if pattern[j] == "\\":
+            j = _skip_escape(pattern, j)
+            continue
+        if pattern[j] == "]":
+            return j + 1
+        j += 1
+    return j
+
+
+def _json_type(value: object) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
+
+
+def _clip(value: object, limit: int = 40) -> str:
+    text = json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

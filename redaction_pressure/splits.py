@@ -1,0 +1,86 @@
+"""Splits: which seed each task uses, and the commitment that names a split on every trace.
+
+- `train` task i uses seed `TRAIN_SEED_BASE + i` (0 <= i < `TRAIN_MAX_INDEX`): unbounded
+  in practice, streamed lazily.
+- `dev` task i uses seed `DEV_SEED_BASE + i` (0 <= i < 64).
+- `private_eval` task i uses the first 8 bytes of
+  HMAC-SHA256(key=secret, msg=PRIVATE_SEED_LABEL + b"\\x00" + decimal(i)), big-endian,
+  with the top bit of 64 set, so a private seed can never equal a public one.
+
+This module is the only reader of the secret (`REDACTION_PRESSURE_PRIVATE_SEED`). It
+never returns, logs or quotes it: callers see only derived seeds and the commitment
+SHA-256(COMMITMENT_LABEL + b"\\x00" + secret). A missing or short secret is an error
+that names the variable; there is no fallback to a public split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+
+SPLITS = ("train", "dev", "private_eval")
+DEV_SIZE = 64
+DEV_SEED_BASE = 1_000
+TRAIN_SEED_BASE = 1_000_000
+TRAIN_MAX_INDEX = 2**40
+PRIVATE_MAX_INDEX = 2**32
+PRIVATE_ENV = "REDACTION_PRESSURE_PRIVATE_SEED"
+MIN_SECRET_CHARS = 32
+PRIVATE_SEED_LABEL = b"redaction-pressure/private_eval/seed/v1"
+COMMITMENT_LABEL = b"redaction-pressure/private_eval/commitment/v1"
+PUBLIC_COMMITMENT_LABEL = "redaction-pressure/public-split/v1"
+
+
+class SplitError(ValueError):
+    """A split, index or private secret that cannot name a task."""
+
+
+def _secret() -> bytes:
+    # NOTE: the value is read here and handed only to HMAC and SHA-256; no message,
+    # repr or return value of this module ever contains it.
+    value = os.environ.get(PRIVATE_ENV)
+    if value is None or value == "":
+        raise SplitError(
+            f"private_eval needs the environment variable {PRIVATE_ENV} "
+            f"(at least {MIN_SECRET_CHARS} characters); it is not set"
+        )
+    if len(value) < MIN_SECRET_CHARS:
+        raise SplitError(
+            f"{PRIVATE_ENV} has {len(value)} characters; private_eval needs at least "
+            f"{MIN_SECRET_CHARS}"
+        )
+    return value.encode("utf-8")
+
+
+def check_index(split: str, index: int) -> None:
+    """Raise `SplitError` unless `index` names a task of `split`."""
+    if split not in SPLITS:
+        raise SplitError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise SplitError(f"task index must be an integer, got {type(index).__name__}")
+    limit = {"train": TRAIN_MAX_INDEX, "dev": DEV_SIZE, "private_eval": PRIVATE_MAX_INDEX}[split]
+    if not 0 <= index < limit:
+        raise SplitError(f"{split} has tasks 0 to {limit - 1}; index {index} is outside")
+
+
+def seed_for(split: str, index: int) -> int:
+    """The corpus seed of task `index` of `split` (private_eval reads the secret)."""
+    check_index(split, index)
+    if split == "train":
+        return TRAIN_SEED_BASE + index
+    if split == "dev":
+        return DEV_SEED_BASE + index
+    message = PRIVATE_SEED_LABEL + b"\x00" + str(index).encode("ascii")
+    digest = hmac.new(_secret(), message, hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") | (1 << 63)
+
+
+def commitment(split: str) -> str:
+    """SHA-256 hex naming the split's seed source: the secret's for private_eval."""
+    if split not in SPLITS:
+        raise SplitError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+    if split == "private_eval":
+        return hashlib.sha256(COMMITMENT_LABEL + b"\x00" + _secret()).hexdigest()
+    base = TRAIN_SEED_BASE if split == "train" else DEV_SEED_BASE
+    return hashlib.sha256(f"{PUBLIC_COMMITMENT_LABEL}:{split}:{base}".encode()).hexdigest()
