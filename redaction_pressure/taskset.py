@@ -1,0 +1,188 @@
+"""redaction-pressure as a Verifiers v1 taskset: the only module that imports verifiers.
+
+One turn. The model sees the first `shown` records of a seeded stream with their
+secrets listed and answers with JSON regex rules; the rules run on the next `hidden`
+records. The reward is three weighted parts, recall (0.35), precision (0.35) and a
+clean gate (0.30), all zero on any invalid answer; see `rubric.py`.
+
+Task data carries only what rebuilds the task (split, index, sizes) plus the prompt
+and the identity block, never the hidden records or a private seed. Scoring rebuilds
+the records from (split, index) (and the secret for private_eval), checks they match
+the prompt the model saw, and scores off the event loop. Rewards are pure functions
+of the trace and the task data, so `vf-replay` re-scores offline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+from collections import OrderedDict
+from collections.abc import Iterator
+from typing import Literal
+
+import verifiers.v1 as vf
+from pydantic import model_validator
+from verifiers.v1.harnesses.null import NullHarness
+
+from redaction_pressure import policies, splits
+from redaction_pressure.api import (
+    DEFAULT_HIDDEN,
+    DEFAULT_SHOWN,
+    MAX_HIDDEN,
+    MAX_SHOWN,
+    RedactionTask,
+    ScoreResult,
+    load_task,
+    score_reply,
+)
+from redaction_pressure.corpus import CORPUS_VERSION
+from redaction_pressure.identity import identity
+from redaction_pressure.rubric import WEIGHTS
+
+_MEMO_SIZE = 256
+
+
+class RedactionPressureData(vf.TaskData):
+    split: str
+    """Which split the task belongs to: train, dev or private_eval."""
+    index: int
+    """The task's index within its split; with the split it determines the seed."""
+    shown_count: int
+    """How many records the prompt shows (K)."""
+    hidden_count: int
+    """How many unseen records the rules are scored on (M)."""
+    environment: dict[str, str]
+    """The identity block at load time: versions, split commitment, source digest."""
+
+
+class RedactionPressureTask(vf.Task[RedactionPressureData]):
+    def __init__(self, data: RedactionPressureData, config: vf.TaskConfig | None = None) -> None:
+        super().__init__(data, config)
+        self._outcomes: OrderedDict[tuple, asyncio.Future] = OrderedDict()
+
+    @property
+    def key(self) -> str:
+        return f"{self.data.split}-{self.data.index:05d}-k{self.data.shown_count}-m{self.data.hidden_count}"
+
+    @vf.stop
+    async def single_turn(self, trace: vf.Trace) -> bool:
+        return trace.num_turns >= 1
+
+    @vf.reward(weight=WEIGHTS["recall"])
+    async def recall(self, trace: vf.Trace) -> float:
+        return (await self._outcome(trace)).recall
+
+    @vf.reward(weight=WEIGHTS["precision"])
+    async def precision(self, trace: vf.Trace) -> float:
+        return (await self._outcome(trace)).precision
+
+    @vf.reward(weight=WEIGHTS["clean_gate"])
+    async def clean_gate(self, trace: vf.Trace) -> float:
+        return (await self._outcome(trace)).clean_gate
+
+    @vf.metric
+    async def redaction(self, trace: vf.Trace) -> dict[str, float]:
+        return (await self._outcome(trace)).metrics
+
+    async def validate(self, runtime: vf.Runtime) -> bool | None:
+        """The gold check: the oracle's rules score exactly 1.0."""
+        task = await asyncio.to_thread(self._rebuild)
+        reply = policies.reply(policies.oracle_rules(task.hidden))
+        result = await asyncio.to_thread(score_reply, task, reply)
+        return result.reward == 1.0
+
+    async def _outcome(self, trace: vf.Trace) -> ScoreResult:
+        """Score the trace's reply once, however many rewards and metrics ask."""
+        reply = trace.last_reply
+        memo = (trace.id, hashlib.sha256(reply.encode("utf-8", "surrogatepass")).hexdigest())
+        future = self._outcomes.get(memo)
+        if future is None:
+            future = asyncio.ensure_future(self._score(trace, reply))
+            self._outcomes[memo] = future
+            while len(self._outcomes) > _MEMO_SIZE:
+                self._outcomes.popitem(last=False)
+        return await asyncio.shield(future)
+
+    async def _score(self, trace: vf.Trace, reply: str) -> ScoreResult:
+        task = await asyncio.to_thread(self._rebuild)
+        result = await asyncio.to_thread(score_reply, task, reply)
+        trace.info["environment"] = identity(self.data.split, splits.commitment(self.data.split))
+        trace.info["redaction_errors"] = [error.to_dict() for error in result.errors]
+        trace.info["task_seed"] = splits.seed_for(self.data.split, self.data.index)
+        return result
+
+    def _rebuild(self) -> RedactionTask:
+        """The task behind this data, checked against what the model was shown."""
+        data = self.data
+        loaded = data.environment.get("corpus_version")
+        if loaded != CORPUS_VERSION:
+            raise vf.TaskError(
+                f"task {self.key} was built with corpus version {loaded}; this package "
+                f"generates corpus version {CORPUS_VERSION}, so its hidden records differ"
+            )
+        if data.environment.get("split_commitment") != splits.commitment(data.split):
+            raise vf.TaskError(
+                f"task {self.key} was built under another {data.split} split commitment "
+                "(for private_eval: another secret); it cannot be scored here"
+            )
+        task = load_task(data.split, data.index, shown=data.shown_count, hidden=data.hidden_count)
+        if task.prompt.user != data.prompt_text:
+            raise vf.TaskError(f"task {self.key}: the regenerated prompt differs from the task data")
+        return task
+
+
+class RedactionPressureConfig(vf.TasksetConfig):
+    split: Literal["train", "dev", "private_eval"] = "dev"
+    """Which split to load: train (unbounded), dev (64 tasks) or private_eval (needs the secret)."""
+    shown: int = DEFAULT_SHOWN
+    """Records shown in the prompt (K)."""
+    hidden: int = DEFAULT_HIDDEN
+    """Unseen records the rules are scored on (M)."""
+    size: int | None = None
+    """Number of tasks; default 64 for dev and private_eval, unbounded for train."""
+
+    @model_validator(mode="after")
+    def _check(self) -> RedactionPressureConfig:
+        if not 1 <= self.shown <= MAX_SHOWN:
+            raise ValueError(f"shown must be 1 to {MAX_SHOWN}, got {self.shown}")
+        if not 1 <= self.hidden <= MAX_HIDDEN:
+            raise ValueError(f"hidden must be 1 to {MAX_HIDDEN}, got {self.hidden}")
+        if self.size is not None and self.size < 1:
+            raise ValueError(f"size must be positive, got {self.size}")
+        if self.split == "dev" and self.size is not None and self.size > splits.DEV_SIZE:
+            raise ValueError(f"dev has {splits.DEV_SIZE} tasks; size {self.size} is too large")
+        return self
+
+
+class RedactionPressureTaskset(vf.Taskset[RedactionPressureTask, RedactionPressureConfig]):
+    def __init__(self, config: RedactionPressureConfig) -> None:
+        super().__init__(config)
+        self.INFINITE = config.split == "train" and config.size is None
+        splits.commitment(config.split)  # private_eval without its secret fails here, by name
+
+    def load(self) -> Iterator[RedactionPressureTask]:
+        config = self.config
+        size = config.size
+        if size is None and config.split != "train":
+            size = splits.DEV_SIZE
+        indices = itertools.count() if size is None else range(size)
+        for index in indices:
+            task = load_task(config.split, index, shown=config.shown, hidden=config.hidden)
+            yield RedactionPressureTask(
+                RedactionPressureData(
+                    id=f"{task.split}-{index:05d}",
+                    name=f"{task.split}-{index:05d}",
+                    prompt=task.prompt.user,
+                    system_prompt=task.prompt.system,
+                    split=task.split,
+                    index=index,
+                    shown_count=config.shown,
+                    hidden_count=config.hidden,
+                    environment=task.identity,
+                ),
+                config.task,
+            )
+
+
+__all__ = ["RedactionPressureTaskset", "NullHarness"]
