@@ -1,0 +1,95 @@
+"""Shared test data: minimal bad answers with their error codes, hostile patterns, helpers.
+
+Every test module draws from here, so a case is written once and its expected
+outcome is stated beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from contextlib import contextmanager
+
+from redaction_pressure.spans import Record, Span
+
+PRIVATE_ENV = "REDACTION_PRESSURE_PRIVATE_SEED"
+TEST_SECRET = "t3st-secret-for-unit-tests-only-0123456789abcdef"
+OTHER_SECRET = "another-test-secret-with-enough-characters-42"
+
+
+def reply(*rules: tuple[str, str]) -> str:
+    return json.dumps({"rules": [{"pattern": p, "replacement": r} for p, r in rules]})
+
+
+# (name, reply, expected code) — each the smallest answer that produces the code on
+# any dev task. Matching-time codes use patterns that misbehave on any realistic text.
+BAD_ANSWERS: list[tuple[str, str, str]] = [
+    ("not json", "rules: [secret]", "malformed_json"),
+    ("empty reply", "", "malformed_json"),
+    ("prose around the object", 'Here you go: {"rules": []}', "malformed_json"),
+    ("top level is a list", "[]", "malformed_json"),
+    ("duplicate top-level key", '{"rules": [], "rules": []}', "malformed_json"),
+    ("NaN", '{"rules": [], "x": NaN}', "malformed_json"),
+    ("extra top-level key", '{"rules": [], "note": "hi"}', "malformed_json"),
+    ("rules not a list", '{"rules": {}}', "malformed_json"),
+    ("two fences", '```json\n{"rules": []}\n```\n```json\n{"rules": []}\n```', "malformed_json"),
+    ("entry not an object", '{"rules": ["AKIA"]}', "bad_entry"),
+    ("entry missing replacement", '{"rules": [{"pattern": "AKIA"}]}', "bad_entry"),
+    ("entry with extra key", '{"rules": [{"pattern": "a", "replacement": "", "flags": "i"}]}', "bad_entry"),
+    ("duplicate key in entry", '{"rules": [{"pattern": "a", "pattern": "b", "replacement": ""}]}', "malformed_json"),
+    ("empty pattern", reply(("", "")), "bad_entry"),
+    ("pattern too long", reply(("a" * 513, "")), "bad_entry"),
+    ("pattern not a string", '{"rules": [{"pattern": 7, "replacement": ""}]}', "bad_entry"),
+    ("too many rules", reply(*[("AKIA[A-Z2-7]{16}", "[REDACTED]")] * 25), "too_many_rules"),
+    ("group reference replacement", reply(("(AKIA)[A-Z2-7]{16}", r"\1")), "unsafe_replacement"),
+    ("whole-match replacement", reply(("AKIA[A-Z2-7]{16}", r"\g<0>")), "unsafe_replacement"),
+    ("dollar replacement", reply(("AKIA[A-Z2-7]{16}", "$1")), "unsafe_replacement"),
+    ("other text replacement", reply(("AKIA[A-Z2-7]{16}", "***")), "unsafe_replacement"),
+    ("unbalanced group", reply(("(AKIA", "")), "invalid_regex"),
+    ("fuzzy matching", reply(("(?:AKIA){e<=3}", "")), "invalid_regex"),
+    ("compile bomb", reply(("((a{1000}){1000}){100}", "")), "invalid_regex"),
+    ("empty match", reply(("x*", "")), "empty_match"),
+    ("excessive matches", reply(("(?s).", "")), "excessive_matches"),
+    # Exponential on any text: the lookbehind hides the impossible NUL from regex's
+    # required-literal check, so the first call runs into the per-call cap.
+    ("exponential backtracking", reply((r"(?s)(.|.)*(?<=\x00)", "")), "timeout"),
+    # Cubic but short per call (tens of ms on the longest record), seconds in total:
+    # the episode budget runs out long before the per-call cap is reached.
+    ("polynomial scans exhaust the budget", reply(*[(r"(?s).*.*.*(?<=\x00)", "")] * 24), "budget_exhausted"),
+]
+
+# Hostile patterns over synthetic text, each with the code it must end in.
+HOSTILE: list[tuple[str, str, str]] = [
+    (r"(a+)+$", "a" * 5000 + "b", "timeout"),
+    (r"(.*a){12}x", "a" * 5000, "timeout"),
+    (r"(a|aa)+$", "a" * 5000 + "b", "timeout"),
+    (r"(?:AKIA){e<=3}", "a" * 5000, "invalid_regex"),
+    (r"((a{1000}){1000}){100}", "a" * 5000, "invalid_regex"),
+]
+
+
+def synthetic_record(text: str, secrets: list[tuple[int, int]] = (), decoys: list[tuple[int, int]] = ()) -> Record:
+    """A record over arbitrary text, for cases the corpus never produces."""
+    return Record(
+        text=text,
+        secrets=tuple(Span(start=a, end=b, kind="generic_secret") for a, b in secrets),
+        decoys=tuple(Span(start=a, end=b, kind="placeholder") for a, b in decoys),
+        family="synthetic",
+    )
+
+
+@contextmanager
+def private_secret(value: str | None):
+    """Set (or unset, with None) the private_eval secret for the duration of a block."""
+    old = os.environ.get(PRIVATE_ENV)
+    if value is None:
+        os.environ.pop(PRIVATE_ENV, None)
+    else:
+        os.environ[PRIVATE_ENV] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(PRIVATE_ENV, None)
+        else:
+            os.environ[PRIVATE_ENV] = old
