@@ -69,11 +69,13 @@ class RedactionPressureTask(vf.Task[RedactionPressureData]):
     async def single_turn(self, trace: vf.Trace) -> bool:
         return trace.num_turns >= 1
 
-    @vf.reward(weight=WEIGHTS["recall"])
+    # Priorities fix the order verifiers sums rewards in: 0.35 + 0.35 + 0.30 is exactly
+    # 1.0 in floating point, while 0.30 + 0.35 + 0.35 (name order) is 0.9999999999999999.
+    @vf.reward(weight=WEIGHTS["recall"], priority=2)
     async def recall(self, trace: vf.Trace) -> float:
         return (await self._outcome(trace)).recall
 
-    @vf.reward(weight=WEIGHTS["precision"])
+    @vf.reward(weight=WEIGHTS["precision"], priority=1)
     async def precision(self, trace: vf.Trace) -> float:
         return (await self._outcome(trace)).precision
 

@@ -1,0 +1,255 @@
+"""The verifiers adapter: tasks, traces, rewards, metrics and the real CLIs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+import verifiers.v1 as vf
+from cases import BAD_ANSWERS, TEST_SECRET, OTHER_SECRET, private_secret
+from pydantic import ValidationError
+from verifiers.v1.utils.loaders import default_harness_id, taskset_class
+
+from redaction_pressure import policies
+from redaction_pressure.api import load_task, score_reply
+from redaction_pressure.identity import identity
+from redaction_pressure.splits import commitment, seed_for
+from redaction_pressure.taskset import (
+    RedactionPressureConfig,
+    RedactionPressureData,
+    RedactionPressureTask,
+    RedactionPressureTaskset,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+REWARDS = {"recall": 0.35, "precision": 0.35, "clean_gate": 0.30}
+
+
+def tasks(split: str = "dev", **config) -> list[RedactionPressureTask]:
+    return list(RedactionPressureTaskset(RedactionPressureConfig(split=split, **config)))
+
+
+def make_trace(task: RedactionPressureTask, reply: str | None) -> vf.Trace:
+    """A trace as a rollout leaves it: the prompt, then the model's reply (if any)."""
+    nodes = [vf.MessageNode(message=vf.UserMessage(content=task.data.prompt))]
+    if reply is not None:
+        nodes.append(vf.MessageNode(parent=0, message=vf.AssistantMessage(content=reply), sampled=True))
+    return vf.Trace(
+        task=vf.TraceTask(type=type(task).__name__, data=task.data, key=task.key, hash=task.hash),
+        agent=vf.AgentInfo(config=vf.AgentConfig(runtime=vf.SubprocessConfig()), name="test"),
+        nodes=nodes,
+    )
+
+
+def scored(task: RedactionPressureTask, reply: str | None) -> vf.Trace:
+    trace = make_trace(task, reply)
+    asyncio.run(task.score(trace))
+    return trace
+
+
+def oracle_reply(task: RedactionPressureTask) -> str:
+    hidden = load_task(task.data.split, task.data.index, shown=task.data.shown_count, hidden=task.data.hidden_count).hidden
+    return policies.reply(policies.oracle_rules(hidden))
+
+
+class TestTaskset(unittest.TestCase):
+    def test_plugin_loader_finds_the_taskset_and_null_harness(self):
+        """`vf-eval redaction-pressure` resolves our taskset, and the tool-less harness by default."""
+        self.assertIs(taskset_class("redaction-pressure"), RedactionPressureTaskset)
+        self.assertEqual(default_harness_id("redaction-pressure"), "redaction-pressure")
+
+    def test_dev_has_64_uniquely_keyed_tasks(self):
+        """The dev split loads 64 tasks with durable, distinct keys and ids."""
+        loaded = tasks("dev")
+        self.assertEqual(len(loaded), 64)
+        self.assertEqual(len({t.key for t in loaded}), 64)
+        self.assertEqual(loaded[7].data.id, "dev-00007")
+
+    def test_task_data_carries_prompt_and_identity_not_hidden_records(self):
+        """Wire data has the prompt and identity block, but no hidden text or seed."""
+        task = tasks("dev", size=2)[1]
+        loaded = load_task("dev", 1)
+        wire = task.data.model_dump_json()
+        self.assertEqual(task.data.environment, identity("dev", commitment("dev")))
+        self.assertEqual((task.data.prompt, task.data.system_prompt), (loaded.prompt.user, loaded.prompt.system))
+        for record in loaded.hidden:
+            for span in record.secrets:
+                self.assertNotIn(json.dumps(record.value(span))[1:-1], wire)
+
+    def test_train_is_unbounded_and_dev_is_not(self):
+        """Train streams without end unless sized; dev and private_eval are bounded."""
+        self.assertFalse(RedactionPressureTaskset(RedactionPressureConfig(split="train")).bounded)
+        self.assertTrue(RedactionPressureTaskset(RedactionPressureConfig(split="train", size=3)).bounded)
+        self.assertTrue(RedactionPressureTaskset(RedactionPressureConfig(split="dev")).bounded)
+        first = next(iter(RedactionPressureTaskset(RedactionPressureConfig(split="train"))))
+        self.assertEqual(first.data.id, "train-00000")
+
+    def test_bad_config_is_refused_by_name(self):
+        """Unknown splits, bad sizes and an oversized dev are validation errors."""
+        for kwargs, words in [
+            ({"split": "test"}, "split"),
+            ({"shown": 0}, "shown"),
+            ({"hidden": 999}, "hidden"),
+            ({"split": "dev", "size": 65}, "dev has 64 tasks"),
+        ]:
+            with self.subTest(kwargs=kwargs):
+                with self.assertRaises(ValidationError) as caught:
+                    RedactionPressureConfig(**kwargs)
+                self.assertIn(words, str(caught.exception))
+
+    def test_private_eval_without_secret_fails_at_load(self):
+        """Asking for private_eval without the secret fails up front, naming the variable."""
+        with private_secret(None):
+            with self.assertRaises(ValueError) as caught:
+                RedactionPressureTaskset(RedactionPressureConfig(split="private_eval"))
+        self.assertIn("REDACTION_PRESSURE_PRIVATE_SEED", str(caught.exception))
+
+
+class TestScoring(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dev = tasks("dev", size=8)
+
+    def test_oracle_trace_carries_rewards_metrics_and_info(self):
+        """A scored trace has three weighted rewards summing to 1.0, metrics and the info blocks."""
+        task = self.dev[0]
+        trace = scored(task, oracle_reply(task))
+        self.assertEqual({name: r.weight for name, r in trace.rewards.items()}, REWARDS)
+        self.assertEqual({name: r.score for name, r in trace.rewards.items()}, dict.fromkeys(REWARDS, 1.0))
+        self.assertEqual(list(trace.rewards), ["recall", "precision", "clean_gate"])
+        self.assertEqual(trace.reward, 1.0)
+        for metric in ("validity", "rules", "secrets_total", "secrets_removed", "chars_removed", "decoys_touched", "budget_used"):
+            self.assertIn(metric, trace.metrics)
+        self.assertTrue(any(name.startswith("recall_") for name in trace.metrics))
+        self.assertEqual(trace.info["environment"], identity("dev", commitment("dev")))
+        self.assertEqual(trace.info["redaction_errors"], [])
+        self.assertEqual(trace.info["task_seed"], seed_for("dev", 0))
+
+    def test_rewards_match_score_reply(self):
+        """The verifiers rewards are the plain API's result, component by component."""
+        task = self.dev[1]
+        answer = '{"rules": [{"pattern": "(?s).+", "replacement": "[REDACTED]"}]}'
+        trace = scored(task, answer)
+        result = score_reply(load_task("dev", 1), answer)
+        self.assertEqual(
+            (trace.rewards["recall"].score, trace.rewards["precision"].score, trace.rewards["clean_gate"].score),
+            (result.recall, result.precision, result.clean_gate),
+        )
+        self.assertAlmostEqual(trace.reward, result.reward, places=12)
+
+    def test_every_error_code_lands_in_the_trace_and_zeroes_rewards(self):
+        """Each minimal bad answer's code is in info.redaction_errors and all three rewards are 0."""
+        longest = max(tasks("dev"), key=lambda t: sum(len(r.text) for r in load_task("dev", t.data.index).hidden))
+        for name, text, code in BAD_ANSWERS:
+            with self.subTest(name):
+                trace = scored(longest, text)
+                self.assertEqual(trace.info["redaction_errors"][0]["code"], code)
+                self.assertEqual(set(trace.info["redaction_errors"][0]), {"code", "rule", "record", "detail"})
+                self.assertEqual({n: r.score for n, r in trace.rewards.items()}, dict.fromkeys(REWARDS, 0.0))
+                self.assertEqual(trace.metrics["validity"], 0.0)
+
+    def test_an_untouched_trace_scores_zero(self):
+        """No reply at all is a malformed answer, not a crash."""
+        trace = scored(self.dev[2], None)
+        self.assertEqual(trace.reward, 0.0)
+        self.assertEqual(trace.info["redaction_errors"][0]["code"], "malformed_json")
+
+    def test_gold_check_passes(self):
+        """Task.validate reports the oracle as solving the task."""
+        self.assertTrue(asyncio.run(self.dev[3].validate(None)))
+
+    def test_scoring_does_not_block_the_event_loop(self):
+        """While a hostile reply is scored, other coroutines keep running."""
+        task = self.dev[4]
+        hostile = '{"rules": [{"pattern": "(?s)(.|.)*(?<=\\\\x00)", "replacement": ""}]}'
+
+        async def main() -> float:
+            gaps, stop = [], asyncio.Event()
+
+            async def ticker():
+                last = time.perf_counter()
+                while not stop.is_set():
+                    await asyncio.sleep(0.005)
+                    now = time.perf_counter()
+                    gaps.append(now - last)
+                    last = now
+
+            tick = asyncio.create_task(ticker())
+            trace = make_trace(task, hostile)
+            await task.score(trace)
+            stop.set()
+            await tick
+            self.assertEqual(trace.info["redaction_errors"][0]["code"], "timeout")
+            return max(gaps)
+
+        # Generous bound: the point is that the loop keeps turning during a 0.25 s scan.
+        self.assertLess(asyncio.run(main()), 0.2)
+
+
+class TestWireData(unittest.TestCase):
+    def rebuilt(self, task: RedactionPressureTask) -> RedactionPressureTask:
+        return RedactionPressureTask(RedactionPressureData.model_validate(task.data.model_dump()))
+
+    def test_rebuilt_public_task_scores_the_same(self):
+        """model_dump then model_validate gives a task that scores identically (as vf-replay does)."""
+        task = tasks("dev", size=6)[5]
+        for answer in (oracle_reply(task), '{"rules": [{"pattern": "AKIA[A-Z2-7]{16}", "replacement": ""}]}'):
+            first, second = scored(task, answer), scored(self.rebuilt(task), answer)
+            self.assertEqual(
+                ({n: r.score for n, r in first.rewards.items()}, first.info["redaction_errors"]),
+                ({n: r.score for n, r in second.rewards.items()}, second.info["redaction_errors"]),
+            )
+
+    def test_private_trace_reveals_the_seed_but_never_the_secret(self):
+        """A completed private trace has the derived seed in info, its data does not, and no output holds the secret."""
+        with private_secret(TEST_SECRET):
+            task = tasks("private_eval", size=2)[1]
+            trace = scored(self.rebuilt(task), oracle_reply(task))
+            seed = seed_for("private_eval", 1)
+        self.assertEqual(trace.reward, 1.0)
+        self.assertEqual(trace.info["task_seed"], seed)
+        self.assertEqual(trace.info["environment"]["split"], "private_eval")
+        self.assertNotIn(str(seed), task.data.model_dump_json())
+        dumped = trace.model_dump_json()
+        self.assertNotIn(TEST_SECRET, dumped)
+        self.assertNotIn(TEST_SECRET, repr(task.data))
+
+    def test_private_trace_scored_under_another_secret_is_refused(self):
+        """Scoring a private trace with a different secret fails clearly instead of mis-scoring."""
+        with private_secret(TEST_SECRET):
+            task = tasks("private_eval", size=1)[0]
+            answer = oracle_reply(task)
+        with private_secret(OTHER_SECRET):
+            with self.assertRaises(vf.TaskError) as caught:
+                asyncio.run(task.score(make_trace(task, answer)))
+        self.assertIn("commitment", str(caught.exception))
+        self.assertNotIn(TEST_SECRET, str(caught.exception))
+        self.assertNotIn(OTHER_SECRET, str(caught.exception))
+
+
+class TestValidateCli(unittest.TestCase):
+    def test_vf_validate_passes_every_dev_task(self):
+        """The real vf-validate, subprocess runtime, reports a valid rate of 1.0 on 64 dev tasks."""
+        with tempfile.TemporaryDirectory() as out:
+            env = {**os.environ, "HOME": out, "UV_PYTHON_DOWNLOADS": "never"}
+            run = subprocess.run(
+                ["vf-validate", "redaction-pressure", "--taskset.split", "dev", "-n", "64",
+                 "--runtime.type", "subprocess", "--no-rich", "-o", out],
+                env=env, cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600,
+            )  # fmt: skip
+            self.assertEqual(run.returncode, 0, run.stderr[-2000:])
+            (summary,) = Path(out).rglob("summary.json")
+            data = json.loads(summary.read_text())
+        self.assertEqual((data["total"], data["valid_rate"]), (64, 1.0))
+        self.assertEqual(data["checks"]["gold"]["valid"], 64)
+        self.assertEqual(data["checks"]["noop"]["valid"], 64)
+
+
+if __name__ == "__main__":
+    unittest.main()
