@@ -19,7 +19,7 @@ from redaction_pressure.identity import identity
 from redaction_pressure.prompt import SYSTEM_PROMPT, user_prompt
 from redaction_pressure.rubric import grade
 from redaction_pressure.rules import RedactionError, parse_reply
-from redaction_pressure.scanner import Budget, scan
+from redaction_pressure.scanner import DEFAULT_BUDGET, Budget, scan
 from redaction_pressure.spans import Record
 
 DEFAULT_SHOWN = 8
@@ -92,7 +92,7 @@ def load_task(
     )
 
 
-def score_reply(task: RedactionTask, reply: str, *, budget: Budget = Budget()) -> ScoreResult:
+def score_reply(task: RedactionTask, reply: str, *, budget: Budget = DEFAULT_BUDGET) -> ScoreResult:
     """Score a raw reply string against the task's hidden records."""
     answer = parse_reply(reply)
     if answer.errors:

@@ -267,7 +267,7 @@ def _app_log(w: Writer) -> None:
     for kind in kinds:
         for _ in range(w.rng.randint(1, 2)):
             if kind == "jwt":
-                lines.append((f"DEBUG [auth] verified header Authorization: Bearer ", ("s", kind), f" user={w.pick(USERS)}"))
+                lines.append(("DEBUG [auth] verified header Authorization: Bearer ", ("s", kind), f" user={w.pick(USERS)}"))
             elif kind == "github_token":
                 lines.append(("DEBUG [sync] calling api.github.com with token=", ("s", kind), f" repo={w.pick(ORGS)}/{w.pick(SERVICES)}"))
             elif kind == "slack_token":

@@ -39,6 +39,9 @@ class Budget:
     max_matches: int = MAX_MATCHES
 
 
+DEFAULT_BUDGET = Budget()
+
+
 @dataclass(frozen=True)
 class ScanResult:
     """What the rules removed from each record, and any error that stopped matching."""
@@ -53,7 +56,7 @@ class ScanResult:
     """CPU seconds spent matching, charged against the episode budget."""
 
 
-def scan(rules: Sequence[Rule], texts: Sequence[str], budget: Budget = Budget()) -> ScanResult:
+def scan(rules: Sequence[Rule], texts: Sequence[str], budget: Budget = DEFAULT_BUDGET) -> ScanResult:
     """Match `rules` over `texts` within `budget`."""
     compiled, errors = compile_rules(rules)
     empty = tuple(() for _ in texts)
@@ -62,7 +65,7 @@ def scan(rules: Sequence[Rule], texts: Sequence[str], budget: Budget = Budget())
     spans: list[list[tuple[int, int, bool]]] = [[] for _ in texts]
     matches, used = 0, 0.0
     error: RedactionError | None = None
-    for r, (rule, pattern) in enumerate(zip(rules, compiled)):
+    for r, (rule, pattern) in enumerate(zip(rules, compiled, strict=True)):
         keep = rule.replacement == REDACTED
         for t, text in enumerate(texts):
             left = budget.episode - used
@@ -109,7 +112,7 @@ def scan(rules: Sequence[Rule], texts: Sequence[str], budget: Budget = Budget())
         return ScanResult(empty, tuple(texts), matches, (error,), used)
     runs = [_merge(s) for s in spans]
     removed = tuple(tuple((a, b) for a, b, _ in record) for record in runs)
-    redacted = tuple(_redact(text, record) for text, record in zip(texts, runs))
+    redacted = tuple(_redact(text, record) for text, record in zip(texts, runs, strict=True))
     return ScanResult(removed, redacted, matches, (), used)
 
 

@@ -46,7 +46,7 @@ class Record(BaseModel):
                     f"span {span.kind} [{span.start}, {span.end}) is empty or outside "
                     f"the {len(self.text)}-character text"
                 )
-        for left, right in zip(spans, spans[1:]):
+        for left, right in zip(spans, spans[1:], strict=False):
             if right.start < left.end:
                 raise ValueError(f"spans {left.kind} and {right.kind} overlap")
         return self

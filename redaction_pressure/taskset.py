@@ -102,6 +102,8 @@ class RedactionPressureTask(vf.Task[RedactionPressureData]):
         if future is None:
             future = asyncio.ensure_future(self._score(trace, reply))
             self._outcomes[memo] = future
+            # A failure (say, a missing secret) is reported, not remembered.
+            future.add_done_callback(lambda f: f.exception() and self._outcomes.pop(memo, None))
             while len(self._outcomes) > _MEMO_SIZE:
                 self._outcomes.popitem(last=False)
         return await asyncio.shield(future)

@@ -10,7 +10,9 @@ import json
 import os
 from contextlib import contextmanager
 
+from redaction_pressure.api import RedactionTask, load_task
 from redaction_pressure.spans import Record, Span
+from redaction_pressure.splits import DEV_SIZE
 
 PRIVATE_ENV = "REDACTION_PRESSURE_PRIVATE_SEED"
 TEST_SECRET = "t3st-secret-for-unit-tests-only-0123456789abcdef"
@@ -76,6 +78,15 @@ def synthetic_record(text: str, secrets: list[tuple[int, int]] = (), decoys: lis
         decoys=tuple(Span(start=a, end=b, kind="placeholder") for a, b in decoys),
         family="synthetic",
     )
+
+
+def dev_tasks() -> list[RedactionTask]:
+    return [load_task("dev", index) for index in range(DEV_SIZE)]
+
+
+def longest_dev_task() -> RedactionTask:
+    """The dev task with the most hidden text: the one hostile answers are scored against."""
+    return max(dev_tasks(), key=lambda t: sum(len(r.text) for r in t.hidden))
 
 
 @contextmanager

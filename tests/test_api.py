@@ -7,22 +7,21 @@ import time
 import unittest
 
 import regex
-from cases import BAD_ANSWERS, TEST_SECRET, private_secret, reply
+from cases import (
+    BAD_ANSWERS,
+    HOSTILE,
+    TEST_SECRET,
+    dev_tasks,
+    longest_dev_task,
+    private_secret,
+    reply,
+    synthetic_record,
+)
 
 from redaction_pressure import load_task as root_load_task
 from redaction_pressure import policies
-from redaction_pressure.api import RedactionTask, load_task, score_reply
+from redaction_pressure.api import Prompt, RedactionTask, load_task, score_reply
 from redaction_pressure.rules import ERROR_CODES, Rule
-from redaction_pressure.splits import DEV_SIZE
-
-
-def dev_tasks() -> list[RedactionTask]:
-    return [load_task("dev", i) for i in range(DEV_SIZE)]
-
-
-def longest_dev_task() -> RedactionTask:
-    """The dev task with the most hidden text: the one hostile cases are scored against."""
-    return max(dev_tasks(), key=lambda t: sum(len(r.text) for r in t.hidden))
 
 
 class TestLoadTask(unittest.TestCase):
@@ -160,6 +159,17 @@ class TestErrors(unittest.TestCase):
                 self.assertLess(time.perf_counter() - start, 1.0 + 1.0)
                 produced.add(code)
         self.assertEqual(produced, set(ERROR_CODES))
+
+    def test_hostile_answers_score_zero_with_their_code(self):
+        """Hostile rules over a task whose hidden text invites backtracking score 0 with their code."""
+        hidden = (synthetic_record("a" * 5000 + "b", secrets=[(0, 12)]), synthetic_record("x" + "a" * 3000, secrets=[(1, 20)]))
+        task = RedactionTask(split="dev", index=0, prompt=Prompt(system="", user=""), shown=(), hidden=hidden, identity={})
+        for pattern, _, code in HOSTILE:
+            with self.subTest(pattern):
+                start = time.perf_counter()
+                result = score_reply(task, reply((pattern, "[REDACTED]")))
+                self.assertEqual(([e.code for e in result.errors], result.reward), ([code], 0.0))
+                self.assertLess(time.perf_counter() - start, 1.0 + 1.0)
 
     def test_error_text_never_quotes_hidden_records(self):
         """No error detail contains a hidden secret value or a line of hidden text."""

@@ -7,15 +7,15 @@ import hashlib
 import itertools
 import json
 import os
-import re
 import subprocess
 import sys
 import unittest
 from pathlib import Path
 
+from cases import dev_tasks
+
 from redaction_pressure.api import load_task
 from redaction_pressure.corpus import CORPUS_VERSION, DECOY_KINDS, FAMILIES, SECRET_KINDS, stream
-from redaction_pressure.splits import DEV_SIZE
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,10 +51,6 @@ DECOY_SHAPES = {
     "test_fixture": r"[A-Za-z0-9]{24,40}",
     "redacted_marker": r"\[REDACTED\]",
 }
-
-
-def dev_tasks():
-    return [load_task("dev", index) for index in range(DEV_SIZE)]
 
 
 def records_digest(tasks) -> str:

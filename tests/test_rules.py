@@ -86,7 +86,7 @@ class TestParseReply(unittest.TestCase):
         """Non-standard JSON constants are malformed even where a value is otherwise ignored."""
         for constant in ("NaN", "Infinity", "-Infinity"):
             with self.subTest(constant):
-                text = '{"rules": [{"pattern": "a", "replacement": %s}]}' % constant
+                text = '{"rules": [{"pattern": "a", "replacement": ' + constant + "}]}"
                 self.assertEqual(parse_reply(text).errors[0].code, "malformed_json")
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
+import logging
 import os
 import subprocess
 import tempfile
@@ -12,7 +14,7 @@ import unittest
 from pathlib import Path
 
 import verifiers.v1 as vf
-from cases import BAD_ANSWERS, TEST_SECRET, OTHER_SECRET, private_secret
+from cases import BAD_ANSWERS, OTHER_SECRET, TEST_SECRET, longest_dev_task, private_secret
 from pydantic import ValidationError
 from verifiers.v1.utils.loaders import default_harness_id, taskset_class
 
@@ -145,7 +147,7 @@ class TestScoring(unittest.TestCase):
 
     def test_every_error_code_lands_in_the_trace_and_zeroes_rewards(self):
         """Each minimal bad answer's code is in info.redaction_errors and all three rewards are 0."""
-        longest = max(tasks("dev"), key=lambda t: sum(len(r.text) for r in load_task("dev", t.data.index).hidden))
+        longest = tasks("dev")[longest_dev_task().index]
         for name, text, code in BAD_ANSWERS:
             with self.subTest(name):
                 trace = scored(longest, text)
@@ -208,10 +210,21 @@ class TestWireData(unittest.TestCase):
 
     def test_private_trace_reveals_the_seed_but_never_the_secret(self):
         """A completed private trace has the derived seed in info, its data does not, and no output holds the secret."""
-        with private_secret(TEST_SECRET):
-            task = tasks("private_eval", size=2)[1]
-            trace = scored(self.rebuilt(task), oracle_reply(task))
-            seed = seed_for("private_eval", 1)
+        logs = io.StringIO()
+        handler = logging.StreamHandler(logs)
+        root = logging.getLogger()
+        old_level = root.level
+        root.addHandler(handler)
+        root.setLevel(logging.DEBUG)
+        try:
+            with private_secret(TEST_SECRET):
+                task = tasks("private_eval", size=2)[1]
+                trace = scored(self.rebuilt(task), oracle_reply(task))
+                seed = seed_for("private_eval", 1)
+        finally:
+            root.removeHandler(handler)
+            root.setLevel(old_level)
+        self.assertNotIn(TEST_SECRET, logs.getvalue())
         self.assertEqual(trace.reward, 1.0)
         self.assertEqual(trace.info["task_seed"], seed)
         self.assertEqual(trace.info["environment"]["split"], "private_eval")
