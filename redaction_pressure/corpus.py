@@ -374,8 +374,10 @@ def _ci_workflow(w: Writer) -> None:
 def _toml_config(w: Writer) -> None:
     service = w.pick(SERVICES)
     w.put(f'[service]\nname = "{service}"\nworkers = {w.rng.randint(2, 16)}\n\n')
-    fixtures = [(w.pick(("dummy_token", "fake_api_key", "fixture_secret", "test_password")),)]
-    fixtures.append((w.pick(("dummy_signing_key", "fake_webhook_secret", "fixture_token")),))
+    fixtures = [
+        w.pick(("dummy_token", "fake_api_key", "fixture_secret", "test_password")),
+        w.pick(("dummy_signing_key", "fake_webhook_secret", "fixture_token")),
+    ]
     w.put("[auth]\n")
     if w.has("generic_secret"):
         w.put(w.pick(("api_key", "secret", "token", "password")), ' = "', w.s("generic_secret"), '"\n')
@@ -384,8 +386,8 @@ def _toml_config(w: Writer) -> None:
     if w.has("uuid"):
         w.put('tenant_id = "', w.d("uuid", w.v.uuid()), '"\n')
     w.put("\n[tests.fixtures]\n# Dummy values for the test suite; these are not real credentials.\n")
-    for (name,) in fixtures:
-        w.put(f"{name} = \"", w.d("test_fixture", w.v.fixture()), '"\n')
+    for name in fixtures:
+        w.put(f'{name} = "', w.d("test_fixture", w.v.fixture()), '"\n')
 
 
 def _sql_migration(w: Writer) -> None:
