@@ -6,7 +6,9 @@ outcome is stated beside it.
 
 from __future__ import annotations
 
+import io
 import json
+import logging
 import os
 from contextlib import contextmanager
 
@@ -104,3 +106,19 @@ def private_secret(value: str | None):
             os.environ.pop(PRIVATE_ENV, None)
         else:
             os.environ[PRIVATE_ENV] = old
+
+
+@contextmanager
+def captured_logs():
+    """Everything logged anywhere, at every level, during the block (read `.getvalue()`)."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        yield stream
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import io
-import logging
 import unittest
 
-from cases import OTHER_SECRET, TEST_SECRET, private_secret, reply
+from cases import OTHER_SECRET, TEST_SECRET, captured_logs, private_secret, reply
 
 from redaction_pressure import splits
 from redaction_pressure.api import load_task, score_reply
@@ -94,31 +92,21 @@ class TestPrivateSecret(unittest.TestCase):
 
     def test_the_secret_never_appears_in_data_prompts_errors_or_logs(self):
         """Loading and scoring private tasks writes the secret nowhere a user could see it."""
-        stream = io.StringIO()
-        handler = logging.StreamHandler(stream)
-        root = logging.getLogger()
-        old_level = root.level
-        root.addHandler(handler)
-        root.setLevel(logging.DEBUG)
         seen: list[str] = []
-        try:
-            with private_secret(TEST_SECRET):
-                for index in range(4):
-                    task = load_task("private_eval", index)
-                    result = score_reply(task, reply(("(?s).+", "[REDACTED]")))
-                    bad = score_reply(task, "not json")
-                    seen += [task.model_dump_json(), repr(task), str(task), result.model_dump_json(), repr(bad)]
-                    seen.append(str(seed_for("private_eval", index)))
-                seen.append(commitment("private_eval"))
-                for call in (lambda: seed_for("private_eval", -1), lambda: load_task("private_eval", 0, shown=0)):
-                    try:
-                        call()
-                    except (SplitError, ValueError) as exc:
-                        seen.append(str(exc))
-        finally:
-            root.removeHandler(handler)
-            root.setLevel(old_level)
-        seen.append(stream.getvalue())
+        with captured_logs() as logs, private_secret(TEST_SECRET):
+            for index in range(4):
+                task = load_task("private_eval", index)
+                result = score_reply(task, reply(("(?s).+", "[REDACTED]")))
+                bad = score_reply(task, "not json")
+                seen += [task.model_dump_json(), repr(task), str(task), result.model_dump_json(), repr(bad)]
+                seen.append(str(seed_for("private_eval", index)))
+            seen.append(commitment("private_eval"))
+            for call in (lambda: seed_for("private_eval", -1), lambda: load_task("private_eval", 0, shown=0)):
+                try:
+                    call()
+                except (SplitError, ValueError) as exc:
+                    seen.append(str(exc))
+        seen.append(logs.getvalue())
         for text in seen:
             self.assertNotIn(TEST_SECRET, text)
             self.assertNotIn(TEST_SECRET[:16], text)

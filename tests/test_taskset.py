@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import io
 import json
-import logging
 import os
 import subprocess
 import tempfile
@@ -14,7 +12,7 @@ import unittest
 from pathlib import Path
 
 import verifiers.v1 as vf
-from cases import BAD_ANSWERS, OTHER_SECRET, TEST_SECRET, longest_dev_task, private_secret
+from cases import BAD_ANSWERS, OTHER_SECRET, TEST_SECRET, captured_logs, longest_dev_task, private_secret
 from pydantic import ValidationError
 from verifiers.v1.utils.loaders import default_harness_id, taskset_class
 
@@ -210,20 +208,10 @@ class TestWireData(unittest.TestCase):
 
     def test_private_trace_reveals_the_seed_but_never_the_secret(self):
         """A completed private trace has the derived seed in info, its data does not, and no output holds the secret."""
-        logs = io.StringIO()
-        handler = logging.StreamHandler(logs)
-        root = logging.getLogger()
-        old_level = root.level
-        root.addHandler(handler)
-        root.setLevel(logging.DEBUG)
-        try:
-            with private_secret(TEST_SECRET):
-                task = tasks("private_eval", size=2)[1]
-                trace = scored(self.rebuilt(task), oracle_reply(task))
-                seed = seed_for("private_eval", 1)
-        finally:
-            root.removeHandler(handler)
-            root.setLevel(old_level)
+        with captured_logs() as logs, private_secret(TEST_SECRET):
+            task = tasks("private_eval", size=2)[1]
+            trace = scored(self.rebuilt(task), oracle_reply(task))
+            seed = seed_for("private_eval", 1)
         self.assertNotIn(TEST_SECRET, logs.getvalue())
         self.assertEqual(trace.reward, 1.0)
         self.assertEqual(trace.info["task_seed"], seed)
