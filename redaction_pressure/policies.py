@@ -1,11 +1,17 @@
-"""Reference policies built from a task's records: the oracle and known exploits.
+"""Reference policies: the oracle, known exploits, and non-LLM baselines.
 
-The oracle knows the hidden secrets and redacts exactly them, so it must score 1.0; it
-is how `Task.validate` proves every task solvable within the answer limits. The
-exploits are policies a reward must not pay for (the first-character exploit deletes
-one character of each secret; delete-everything removes every character).
+Each policy maps a task to the rules it would answer with. The oracle knows the hidden
+secrets and redacts exactly them, so it must score 1.0; it is how `Task.validate`
+proves every task solvable within the answer limits. The exploits are policies a
+reward must not pay for (first-character deletion, delete-everything). The baselines
+only see what a model sees (the prompt's shown records) or general knowledge:
 
-Each secret is addressed by its shortest prefix that occurs in the hidden texts only
+- `literal`: redact exactly the secret values shown in the prompt (memorisation);
+- `prefix`: one rule per key prefix seen in the prompt's secrets, plus the token after it;
+- `scanner`: the regex detectors of Yelp's detect-secrets, read from the installed
+  package at run time (an optional extra), each cut down to the part it reports.
+
+Secrets are addressed by their shortest prefix that occurs in the hidden texts only
 where the secret itself does, followed by a length-exact wildcard, so long values such
 as PEM blocks fit the pattern limit. Pieces are packed into as few rules as fit.
 """
@@ -13,15 +19,29 @@ as PEM blocks fit the pattern limit. Pieces are packed into as few rules as fit.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 
 import regex
 
-from redaction_pressure.rules import MAX_PATTERN_CHARS, MAX_REPEAT_BOUND, MAX_RULES, Rule
+from redaction_pressure.rules import (
+    MAX_PATTERN_CHARS,
+    MAX_REPEAT_BOUND,
+    MAX_RULES,
+    Rule,
+    compile_rules,
+)
 from redaction_pressure.scanner import REDACTED
 from redaction_pressure.spans import Record
 
 _MIN_PREFIX = 6
+_PREFIX = re.compile(r"[A-Za-z0-9]{2,12}[_-](?:[a-z]{2,5}[_-])?|[A-Za-z]{3,4}")
+"""A key prefix: `ghp_`, `sk_live_`, `xoxb-`, `glpat-`, `github_pat_`, else up to 4 letters (`AKIA`)."""
+_TOKEN_TAIL = r"[A-Za-z0-9_+/=.-]+"
+
+
+class ScannerUnavailable(RuntimeError):
+    """detect-secrets is not installed (it is the optional `scanners` extra)."""
 
 
 def oracle_rules(hidden: Sequence[Record]) -> list[Rule]:
@@ -36,6 +56,104 @@ def first_character_rules(hidden: Sequence[Record]) -> list[Rule]:
 
 def delete_everything_rules() -> list[Rule]:
     return [Rule("(?s).+", REDACTED)]
+
+
+def literal_rules(shown: Sequence[Record]) -> list[Rule]:
+    """Rules that redact exactly the secret values the prompt shows (memorisation)."""
+    values = sorted({record.value(span) for record in shown for span in record.secrets})
+    return _pack(_fitting(regex.escape(v) for v in values), strict=False)
+
+
+def prefix_rules(shown: Sequence[Record]) -> list[Rule]:
+    """One rule per key prefix seen in the prompt's secrets: the prefix and the token after it."""
+    prefixes: list[str] = []
+    for record in shown:
+        for span in record.secrets:
+            match = _PREFIX.match(record.value(span))
+            if match and match.group() not in prefixes:
+                prefixes.append(match.group())
+    return [Rule(regex.escape(prefix) + _TOKEN_TAIL, REDACTED) for prefix in prefixes[:MAX_RULES]]
+
+
+def scanner_rules() -> list[Rule]:
+    """detect-secrets' regex detectors as rules; raises ScannerUnavailable without the extra."""
+    return _pack(_fitting(scanner_pieces()), strict=False)
+
+
+def scanner_pieces() -> list[str]:
+    """Each detect-secrets denylist pattern, as one inline-flagged regex piece."""
+    try:
+        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+        from detect_secrets.plugins.base import RegexBasedDetector
+    except ImportError as exc:
+        raise ScannerUnavailable(
+            "the scanner policy needs detect-secrets: pip install 'redaction-pressure[scanners]'"
+        ) from exc
+    pieces = []
+    for _, detector in sorted(get_mapping_from_secret_type_to_class().items()):
+        if not issubclass(detector, RegexBasedDetector):
+            continue  # entropy and keyword detectors have no patterns to run
+        for pattern in detector().denylist:
+            flags = "".join(f for f, bit in (("i", re.IGNORECASE), ("x", re.VERBOSE)) if pattern.flags & bit)
+            # A verbose pattern's comments may hold parentheses: keep it whole.
+            body = pattern.pattern if "x" in flags else _reported_part(pattern.pattern)
+            pieces.append(f"(?{flags}:{body})" if flags else f"(?:{body})")
+    return pieces
+
+
+def _reported_part(pattern: str) -> str:
+    """Cut a detector down to the value it reports, when its shape says which part that is.
+
+    detect-secrets reports capture group 1 when a pattern has one. A pattern with a single
+    top-level capturing group after some context and no top-level alternation,
+    `ctx(value)ctx`, becomes `(?<=ctx)(?:value)(?=ctx)`, so only the value is removed. A
+    group at the very start is a prefix alternation (`(ghp|gho)_...`), not a value: such
+    patterns, like all others, are kept whole.
+    """
+    depth, groups, alternation, i = 0, [], False, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i = _class_end(pattern, i)
+            continue
+        if c == "(":
+            if depth == 0 and not pattern.startswith("(?", i):
+                groups.append([i, None])
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0 and groups and groups[-1][1] is None:
+                groups[-1][1] = i
+        elif c == "|" and depth == 0:
+            alternation = True
+        i += 1
+    if alternation or len(groups) != 1 or groups[0][1] is None or groups[0][0] == 0:
+        return pattern
+    start, end = groups[0]
+    before, inner, after = pattern[:start], pattern[start + 1 : end], pattern[end + 1 :]
+    if after[:1] in ("*", "+", "?", "{"):
+        return pattern
+    return f"(?<={before})(?:{inner})" + (f"(?={after})" if after else "")
+
+
+def _class_end(pattern: str, i: int) -> int:
+    j = i + 1
+    if j < len(pattern) and pattern[j] == "^":
+        j += 1
+    if j < len(pattern) and pattern[j] == "]":
+        j += 1
+    while j < len(pattern) and pattern[j] != "]":
+        j += 2 if pattern[j] == "\\" else 1
+    return j + 1
+
+
+def _fitting(pieces: Iterable[str]) -> list[str]:
+    """The pieces this environment accepts: short enough and compilable."""
+    fit = [p for p in pieces if len(p) + 4 <= MAX_PATTERN_CHARS]
+    return [p for p in fit if not compile_rules([Rule(p, REDACTED)])[1]]
 
 
 def reply(rules: Sequence[Rule]) -> str:
@@ -80,14 +198,22 @@ def _occurrences(haystack: str, needle: str) -> int:
     return count
 
 
-def _pack(pieces: list[str]) -> list[Rule]:
+def _pack(pieces: list[str], strict: bool = True) -> list[Rule]:
+    """Pack pieces into alternations of at most the pattern limit.
+
+    Strict (the oracle): more than the rule limit is a corpus bug and raises. Otherwise
+    (baselines) the first rules that fit the limit are kept, as a model would have to.
+    """
     rules: list[str] = []
+    pieces = list(dict.fromkeys(pieces))
     for piece in pieces:
         if rules and len(rules[-1]) + 1 + len(piece) + 4 <= MAX_PATTERN_CHARS:
             rules[-1] += "|" + piece
         else:
             rules.append(piece)
     patterns = [f"(?:{body})" if len(body) + 4 <= MAX_PATTERN_CHARS else body for body in rules]
+    if not strict:
+        return [Rule(p, REDACTED) for p in patterns if len(p) <= MAX_PATTERN_CHARS][:MAX_RULES]
     if any(len(p) > MAX_PATTERN_CHARS for p in patterns) or len(patterns) > MAX_RULES:
         raise ValueError(
             f"the secrets need {len(patterns)} rules or a piece over {MAX_PATTERN_CHARS} "
