@@ -1,0 +1,284 @@
+"""The command-line tool: show a task, score a reply, run the baseline ladder, export a split.
+
+    redaction-pressure show SPLIT INDEX
+    redaction-pressure score FILE --split dev [--index N] [--json]
+    redaction-pressure baselines --split dev [--policy NAME ...] [--json]
+    redaction-pressure export SPLIT --out PATH
+
+Results go to stdout, progress and errors to stderr. Exit codes: 0 done; 1 the command
+could not complete (a missing file, the private secret unset, an existing output
+folder); 2 the command line is wrong (unknown option, index outside the split, train
+without --size, exporting private_eval). Every report names the split and its
+commitment, so dev figures are never mistaken for private ones. This module does not
+import verifiers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+from rich.text import Text
+
+from redaction_pressure import splits
+from redaction_pressure.api import DEFAULT_HIDDEN, DEFAULT_SHOWN, RedactionTask, load_task, score_reply
+from redaction_pressure.spans import Record
+
+PROG = "redaction-pressure"
+
+
+class UsageError(Exception):
+    """The command line asks for something that does not exist or is not allowed."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+    err = Console(file=sys.stderr, highlight=False)
+    try:
+        return args.run(args, out, err)
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except (splits.SplitError, OSError, ValueError) as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Inspect, score and benchmark redaction-pressure tasks without a model.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    show = commands.add_parser("show", help="print a task's prompt and, for public splits, its hidden records")
+    show.add_argument("split", choices=splits.SPLITS)
+    show.add_argument("index", type=int)
+    _sizes(show)
+    show.add_argument("--json", action="store_true", help="print the task as JSON")
+    show.set_defaults(run=_show)
+
+    score = commands.add_parser("score", help="score a reply (or rules file) against one task or a whole split")
+    score.add_argument("file", help="the reply exactly as a model would send it; '-' reads standard input")
+    score.add_argument("--split", choices=splits.SPLITS, required=True)
+    score.add_argument("--index", type=int, help="one task (default: every task of the split)")
+    score.add_argument("--size", type=int, help="tasks of the split to score (required for train)")
+    _sizes(score)
+    score.add_argument("--json", action="store_true", help="print results as JSON")
+    score.set_defaults(run=_score)
+
+    ladder = commands.add_parser("baselines", help="score the ladder of non-LLM policies over a split")
+    ladder.add_argument("--split", choices=splits.SPLITS, default="dev")
+    ladder.add_argument("--size", type=int, help="tasks of the split (required for train)")
+    ladder.add_argument("--policy", action="append", help="run only this policy (repeatable)")
+    _sizes(ladder)
+    ladder.add_argument("--json", action="store_true", help="print the ladder as JSON")
+    ladder.set_defaults(run=_baselines)
+
+    export = commands.add_parser("export", help="save a public split as a Hugging Face dataset and JSONL")
+    export.add_argument("split", choices=splits.SPLITS)
+    export.add_argument("--out", type=Path, required=True, help="a new folder to write")
+    export.add_argument("--size", type=int, help="tasks of the split (required for train)")
+    _sizes(export)
+    export.set_defaults(run=_export)
+    return parser
+
+
+def _sizes(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--shown", type=int, default=DEFAULT_SHOWN, help=f"records shown in the prompt (default {DEFAULT_SHOWN})")
+    parser.add_argument("--hidden", type=int, default=DEFAULT_HIDDEN, help=f"unseen records scored (default {DEFAULT_HIDDEN})")
+
+
+def _indices(split: str, size: int | None) -> range:
+    if size is not None and size < 1:
+        raise UsageError(f"--size must be positive, got {size}")
+    if split == "train" and size is None:
+        raise UsageError("train is unbounded: pass --size N")
+    if split == "dev" and size is not None and size > splits.DEV_SIZE:
+        raise UsageError(f"dev has {splits.DEV_SIZE} tasks; --size {size} is too large")
+    return range(size if size is not None else splits.DEV_SIZE)
+
+
+def _task(split: str, index: int, args: argparse.Namespace) -> RedactionTask:
+    try:
+        splits.check_index(split, index)
+    except splits.SplitError as exc:
+        raise UsageError(str(exc)) from None
+    return load_task(split, index, shown=args.shown, hidden=args.hidden)
+
+
+def _tasks(args: argparse.Namespace, err: Console) -> list[RedactionTask]:
+    indices = [args.index] if getattr(args, "index", None) is not None else _indices(args.split, args.size)
+    return [_task(args.split, index, args) for index in indices]
+
+
+def _banner(split: str, count: int) -> str:
+    return f"split {split}, commitment {splits.commitment(split)}, {count} task(s)"
+
+
+# -- show -------------------------------------------------------------------------------
+
+
+def _show(args: argparse.Namespace, out: Console, err: Console) -> int:
+    task = _task(args.split, args.index, args)
+    public = task.split != "private_eval"
+    if args.json:
+        print(json.dumps(task.model_dump(exclude=None if public else {"hidden"}), indent=2))
+        return 0
+    out.rule(f"{task.split} task {task.index}: {_banner(task.split, 1)}")
+    out.print(Text("System prompt", style="bold"))
+    out.print(task.prompt.system, markup=False)
+    out.print(Text("\nUser prompt", style="bold"))
+    out.print(task.prompt.user, markup=False)
+    if not public:
+        out.print(Text("\nHidden records of private_eval tasks are not shown.", style="italic"))
+        return 0
+    out.print(Text("\nHidden records, secrets marked [[S:kind]]...[[/S]], decoys [[D:kind]]...[[/D]]", style="bold"))
+    for number, record in enumerate(task.hidden):
+        out.rule(f"hidden record {number} ({record.family})")
+        out.print(_marked(record))
+    return 0
+
+
+def _marked(record: Record) -> Text:
+    text, cursor = Text(), 0
+    labelled = [(s, "S", "bold red") for s in record.secrets] + [(d, "D", "green") for d in record.decoys]
+    for span, tag, style in sorted(labelled, key=lambda item: item[0].start):
+        text.append(record.text[cursor : span.start])
+        text.append(f"[[{tag}:{span.kind}]]", style="dim")
+        text.append(record.value(span), style=style)
+        text.append(f"[[/{tag}]]", style="dim")
+        cursor = span.end
+    text.append(record.text[cursor:])
+    return text
+
+
+# -- score ------------------------------------------------------------------------------
+
+
+def _score(args: argparse.Namespace, out: Console, err: Console) -> int:
+    reply = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
+    tasks = _tasks(args, err)
+    results = [(task, score_reply(task, reply)) for task in tasks]
+    mean = {
+        key: sum(getattr(result, key) for _, result in results) / len(results)
+        for key in ("reward", "recall", "precision", "clean_gate")
+    }
+    if args.json:
+        print(json.dumps({
+            "split": args.split,
+            "split_commitment": splits.commitment(args.split),
+            "environment": tasks[0].identity,
+            "mean": mean,
+            "tasks": [
+                {"index": task.index, **result.model_dump(), "errors": [e.to_dict() for e in result.errors]}
+                for task, result in results
+            ],
+        }, indent=2))  # fmt: skip
+        return 0
+    out.print(_banner(args.split, len(tasks)), markup=False)
+    table = Table()
+    for column in ("task", "reward", "recall", "precision", "clean gate", "valid", "errors"):
+        table.add_column(column, justify="left" if column in ("task", "errors") else "right")
+    for task, result in results:
+        codes = ", ".join(error.code for error in result.errors) or "-"
+        table.add_row(
+            f"{task.split}-{task.index:05d}", f"{result.reward:.3f}", f"{result.recall:.3f}",
+            f"{result.precision:.3f}", f"{result.clean_gate:.0f}", "yes" if result.valid else "no", codes,
+        )  # fmt: skip
+    if len(results) > 1:
+        table.add_row("mean", *(f"{mean[k]:.3f}" for k in ("reward", "recall", "precision", "clean_gate")), "", "")
+    out.print(table)
+    for task, result in results[:1] if len(results) == 1 else []:
+        for error in result.errors:
+            out.print(f"{error.code}: {error.detail}", markup=False)
+    return 0
+
+
+# -- baselines --------------------------------------------------------------------------
+
+
+def _baselines(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from redaction_pressure.baselines import LADDER, POLICIES, run_ladder
+
+    unknown = sorted(set(args.policy or []) - set(POLICIES))
+    if unknown:
+        raise UsageError(f"unknown policy {', '.join(unknown)}; choose from {', '.join(POLICIES)}")
+    ladder = [POLICIES[name] for name in args.policy] if args.policy else list(LADDER)
+    tasks = _tasks(args, err)
+    with Progress(console=err, transient=True, disable=args.json or not err.is_terminal) as progress:
+        bar = progress.add_task("scoring", total=len(ladder) * len(tasks))
+        rows = run_ladder(tasks, ladder, advance=lambda: progress.advance(bar))
+    if args.json:
+        print(json.dumps({
+            "split": args.split,
+            "split_commitment": splits.commitment(args.split),
+            "environment": tasks[0].identity,
+            "tasks": len(tasks),
+            "ladder": [asdict(row) for row in rows],
+        }, indent=2))  # fmt: skip
+        return 0
+    out.print(f"baseline ladder, {_banner(args.split, len(tasks))}", markup=False)
+    table = Table()
+    table.add_column("policy", no_wrap=True)
+    for column in ("reward", "recall", "precision", "clean gate", "valid"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for row in rows:
+        if not row.available:
+            table.add_row(row.policy, *["n/a"] * 5)
+            continue
+        table.add_row(
+            row.policy, f"{row.reward:.3f}", f"{row.recall:.3f}", f"{row.precision:.3f}",
+            f"{row.clean_gate:.3f}", f"{row.valid:.2f}",
+        )  # fmt: skip
+    out.print(table)
+    for row in rows:
+        out.print(f"  {row.policy}: {row.description}" + (f" ({row.note})" if row.note else ""), markup=False)
+    return 0
+
+
+# -- export -----------------------------------------------------------------------------
+
+
+def _export(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.split == "private_eval":
+        raise UsageError("private_eval cannot be exported: its tasks stay with the evaluator")
+    if args.out.exists() and any(args.out.iterdir()):
+        raise OSError(f"{args.out} exists and is not empty; choose a new folder")
+    tasks = [_task(args.split, index, args) for index in _indices(args.split, args.size)]
+    rows = [_row(task) for task in tasks]
+    import datasets  # slow to import: only here
+
+    datasets.disable_progress_bars()
+    datasets.Dataset.from_list(rows).save_to_disk(str(args.out))
+    jsonl = args.out / f"{args.split}.jsonl"
+    with jsonl.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row) + "\n")
+    err.print(f"wrote {len(rows)} {args.split} tasks to {args.out} (Hugging Face dataset) and {jsonl}")
+    return 0
+
+
+def _row(task: RedactionTask) -> dict:
+    return {
+        "id": f"{task.split}-{task.index:05d}",
+        "split": task.split,
+        "index": task.index,
+        "seed": splits.seed_for(task.split, task.index),
+        "system_prompt": task.prompt.system,
+        "user_prompt": task.prompt.user,
+        "shown": [record.model_dump() for record in task.shown],
+        "hidden": [record.model_dump() for record in task.hidden],
+        **{key: task.identity[key] for key in ("corpus_version", "reward_schema_version", "split_commitment")},
+    }
