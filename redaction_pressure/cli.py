@@ -136,7 +136,8 @@ def _show(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         print(json.dumps(task.model_dump(exclude=None if public else {"hidden"}), indent=2))
         return 0
-    out.rule(f"{task.split} task {task.index}: {_banner(task.split, 1)}")
+    out.rule(f"{task.split} task {task.index}")
+    out.print(_banner(task.split, 1), markup=False)
     out.print(Text("System prompt", style="bold"))
     out.print(task.prompt.system, markup=False)
     out.print(Text("\nUser prompt", style="bold"))

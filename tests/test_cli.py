@@ -1,0 +1,175 @@
+"""The command-line tool, run as a user runs it: the installed script and `python -m`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+from cases import PRIVATE_ENV, TEST_SECRET, reply
+
+from redaction_pressure import policies
+from redaction_pressure.api import load_task
+from redaction_pressure.splits import commitment
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = Path(sys.executable).parent / "redaction-pressure"
+
+
+def run(*args: str, stdin: str | None = None, env: dict | None = None, module: bool = True) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "redaction_pressure"] if module else [str(SCRIPT)]
+    environment = {k: v for k, v in os.environ.items() if k != PRIVATE_ENV}
+    environment.update(env or {})
+    return subprocess.run(
+        [*command, *args], input=stdin, capture_output=True, text=True, env=environment, cwd=ROOT,
+        timeout=300, **({} if stdin is not None else {"stdin": subprocess.DEVNULL}),
+    )  # fmt: skip
+
+
+class TestHelpAndExitCodes(unittest.TestCase):
+    def test_every_command_has_help(self):
+        """--help works on the tool and each command, through both entry points."""
+        for module in (True, False):
+            for command in ([], ["show"], ["score"], ["baselines"], ["export"]):
+                with self.subTest(module=module, command=command):
+                    result = run(*command, "--help", module=module)
+                    self.assertEqual(result.returncode, 0, result.stderr)
+                    self.assertIn("usage: redaction-pressure", result.stdout)
+
+    def test_usage_errors_exit_2_on_stderr(self):
+        """Bad options, an index outside the split and train without --size are usage errors."""
+        for args in (["score"], ["show", "dev", "64"], ["show", "nope", "0"], ["baselines", "--split", "train"],
+                     ["baselines", "--policy", "magic"], ["score", "x.json", "--split", "dev", "--bogus"]):  # fmt: skip
+            with self.subTest(args=args):
+                result = run(*args)
+                self.assertEqual(result.returncode, 2)
+                self.assertEqual(result.stdout, "")
+                self.assertIn("error:", result.stderr)
+
+    def test_runtime_failures_exit_1_naming_the_problem(self):
+        """A missing file or a missing private secret fails with exit 1 and a named cause."""
+        missing = run("score", "does-not-exist.json", "--split", "dev", "--index", "0")
+        self.assertEqual((missing.returncode, missing.stdout), (1, ""))
+        self.assertIn("does-not-exist.json", missing.stderr)
+        private = run("show", "private_eval", "0")
+        self.assertEqual(private.returncode, 1)
+        self.assertIn(PRIVATE_ENV, private.stderr)
+
+
+class TestShow(unittest.TestCase):
+    def test_public_task_shows_prompt_and_marked_hidden_records(self):
+        """show prints both prompts and every hidden secret and decoy between markers."""
+        result = run("show", "dev", "5")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        task = load_task("dev", 5)
+        self.assertIn(task.prompt.user.splitlines()[0], result.stdout)
+        self.assertIn(commitment("dev"), result.stdout)
+        for record in task.hidden:
+            for span in record.secrets:
+                first_line = record.value(span).splitlines()[0]
+                self.assertIn(f"[[S:{span.kind}]]{first_line}", result.stdout)
+            for span in record.decoys:
+                self.assertIn(f"[[D:{span.kind}]]{record.value(span).splitlines()[0]}", result.stdout)
+
+    def test_private_task_shows_no_hidden_records_and_no_secret(self):
+        """For private_eval, show prints the prompt only, and never the secret."""
+        result = run("show", "private_eval", "1", env={PRIVATE_ENV: TEST_SECRET})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("not shown", result.stdout)
+        self.assertNotIn("[[S:", result.stdout)
+        self.assertNotIn(TEST_SECRET, result.stdout + result.stderr)
+        as_json = run("show", "private_eval", "1", "--json", env={PRIVATE_ENV: TEST_SECRET})
+        self.assertNotIn("hidden", json.loads(as_json.stdout))
+
+
+class TestScore(unittest.TestCase):
+    def test_scores_a_rules_file_against_one_task(self):
+        """The oracle's rules file scores 1.0 on its task, reported with split and commitment."""
+        task = load_task("dev", 3)
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+            handle.write(policies.reply(policies.oracle_rules(task.hidden)))
+        try:
+            result = run("score", handle.name, "--split", "dev", "--index", "3", "--json")
+        finally:
+            os.unlink(handle.name)
+        data = json.loads(result.stdout)
+        self.assertEqual((data["split"], data["split_commitment"]), ("dev", commitment("dev")))
+        self.assertEqual([(t["index"], t["reward"], t["clean_gate"]) for t in data["tasks"]], [(3, 1.0, 1.0)])
+
+    def test_scores_a_raw_reply_from_stdin_over_the_split(self):
+        """A raw reply on standard input is scored strictly on every dev task."""
+        result = run("score", "-", "--split", "dev", "--json", stdin="Sure! " + reply(("AKIA", "")))
+        data = json.loads(result.stdout)
+        self.assertEqual(len(data["tasks"]), 64)
+        self.assertEqual({t["errors"][0]["code"] for t in data["tasks"]}, {"malformed_json"})
+        self.assertEqual(data["mean"]["reward"], 0.0)
+
+    def test_table_names_split_and_errors(self):
+        """The human table shows the split, its commitment and each task's error codes."""
+        result = run("score", "-", "--split", "dev", "--index", "0", stdin=reply(("x*", "")))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("split dev", result.stdout)
+        self.assertIn("empty_match", result.stdout)
+
+
+class TestBaselinesCommand(unittest.TestCase):
+    def test_ladder_json_names_every_policy(self):
+        """baselines --json reports each policy's means with the split and commitment."""
+        result = run("baselines", "--split", "dev", "--size", "4", "--json")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        data = json.loads(result.stdout)
+        self.assertEqual((data["split"], data["tasks"]), ("dev", 4))
+        rows = {row["policy"]: row for row in data["ladder"]}
+        self.assertEqual(set(rows), {"oracle", "no_rules", "first_character", "delete_everything", "prefix", "scanner", "literal"})
+        self.assertEqual(rows["oracle"]["reward"], 1.0)
+
+    def test_ladder_table(self):
+        """The human table lists the policies with their rewards."""
+        result = run("baselines", "--split", "dev", "--size", "2", "--policy", "oracle", "--policy", "literal")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertRegex(result.stdout, r"oracle\s.*1\.000")
+        self.assertRegex(result.stdout, r"literal\s.*0\.000")
+
+
+class TestExport(unittest.TestCase):
+    def test_exports_a_public_split_as_dataset_and_jsonl(self):
+        """export writes a loadable Hugging Face dataset and JSONL with the tasks' records."""
+        import datasets
+
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "dev"
+            result = run("export", "dev", "--out", str(out), "--size", "3")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            dataset = datasets.load_from_disk(str(out))
+            lines = (out / "dev.jsonl").read_text().splitlines()
+        self.assertEqual((len(dataset), len(lines)), (3, 3))
+        task = load_task("dev", 2)
+        row = dataset[2]
+        self.assertEqual((row["id"], row["user_prompt"]), ("dev-00002", task.prompt.user))
+        self.assertEqual(row["hidden"], [r.model_dump(mode="json") for r in task.hidden])
+        self.assertEqual(json.loads(lines[2])["hidden"], row["hidden"])
+
+    def test_private_eval_is_refused(self):
+        """Exporting private_eval is refused and writes nothing."""
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "private"
+            result = run("export", "private_eval", "--out", str(out), env={PRIVATE_ENV: TEST_SECRET})
+            self.assertEqual(result.returncode, 2)
+            self.assertIn("private_eval cannot be exported", result.stderr)
+            self.assertFalse(out.exists())
+
+    def test_existing_folder_is_not_overwritten(self):
+        """A non-empty output folder is an error, not silently replaced."""
+        with tempfile.TemporaryDirectory() as folder:
+            (Path(folder) / "keep.txt").write_text("mine")
+            result = run("export", "dev", "--out", folder, "--size", "1")
+            self.assertEqual(result.returncode, 1)
+            self.assertEqual((Path(folder) / "keep.txt").read_text(), "mine")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,106 @@
+"""Reference policies and the baseline ladder: what each policy does, and where it lands."""
+
+from __future__ import annotations
+
+import math
+import unittest
+
+import regex
+from cases import dev_tasks
+
+from redaction_pressure import policies
+from redaction_pressure.api import RedactionTask, score_reply
+from redaction_pressure.baselines import LADDER, run_ladder
+from redaction_pressure.rules import MAX_PATTERN_CHARS, MAX_RULES, compile_rules
+
+
+def shown_as_hidden(task: RedactionTask) -> RedactionTask:
+    """The same task, scored on the records the prompt showed."""
+    return task.model_copy(update={"hidden": task.shown})
+
+
+class TestBaselinePolicies(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tasks = dev_tasks()
+
+    def test_every_policy_answers_within_the_limits(self):
+        """Each ladder policy's rules fit the rule and pattern limits and compile."""
+        for policy in LADDER:
+            for task in self.tasks[:8]:
+                with self.subTest(policy=policy.name, task=task.index):
+                    rules = policy.rules(task)
+                    self.assertLessEqual(len(rules), MAX_RULES)
+                    self.assertTrue(all(len(r.pattern) <= MAX_PATTERN_CHARS for r in rules))
+                    self.assertEqual(compile_rules(rules)[1], [])
+
+    def test_literal_policy_memorises_but_does_not_generalise(self):
+        """Exact shown values remove every short shown secret, and nothing of the hidden records."""
+        for task in self.tasks[:16]:
+            rules = policies.literal_rules(task.shown)
+            on_shown = score_reply(shown_as_hidden(task), policies.reply(rules))
+            short = [s for r in task.shown for s in r.secrets if len(regex.escape(r.value(s))) + 4 <= MAX_PATTERN_CHARS]
+            self.assertEqual(on_shown.metrics["secrets_removed"], len(short))
+            self.assertEqual(score_reply(task, policies.reply(rules)).reward, 0.0)
+
+    def test_prefix_policy_uses_the_prompts_key_prefixes(self):
+        """The prefix policy keeps known prefixes such as ghp_, sk_live_, xoxb- and AKIA."""
+        seen = {rule.pattern.split("[", 1)[0] for task in self.tasks for rule in policies.prefix_rules(task.shown)}
+        for prefix in ("ghp_", "sk_live_", "xoxb\\-", "AKIA", "npm_", "glpat\\-", "github_pat_"):
+            self.assertIn(prefix, seen)
+
+    def test_scanner_rules_come_from_detect_secrets(self):
+        """The scanner policy reads detect-secrets' patterns from the installed package."""
+        import detect_secrets
+
+        pieces = policies.scanner_pieces()
+        self.assertGreater(len(pieces), 20)
+        self.assertTrue(any("T3BlbkFJ" in p for p in pieces))
+        self.assertTrue(detect_secrets.__file__)
+        self.assertLessEqual(len(policies.scanner_rules()), MAX_RULES)
+
+    def test_reported_group_becomes_lookarounds(self):
+        """A pattern reporting a group inside context removes only the group."""
+        self.assertEqual(policies._reported_part("://[a-z]+:([^@]+)@"), "(?<=://[a-z]+:)(?:[^@]+)(?=@)")
+        for whole in ("(ghp|gho)_[A-Za-z0-9]{36}", "a(b)+c", "x(y)|z", "plain", "a(b)c(d)"):
+            with self.subTest(whole):
+                self.assertEqual(policies._reported_part(whole), whole)
+
+
+class TestLadder(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tasks = dev_tasks()
+        cls.rows = {row.policy: row for row in run_ladder(cls.tasks)}
+
+    def test_reference_points_hold_over_the_dev_split(self):
+        """Oracle 1.0; no rules, first-character and literal 0.0; delete-everything its formula."""
+        rows = self.rows
+        self.assertEqual((rows["oracle"].reward, rows["oracle"].clean_gate), (1.0, 1.0))
+        for name in ("no_rules", "first_character", "literal"):
+            self.assertEqual(rows[name].reward, 0.0, name)
+        share = [
+            sum(len(s) for r in t.hidden for s in r.secrets) / sum(len(r.text) for r in t.hidden) for t in self.tasks
+        ]
+        expected = sum(0.35 + 0.35 * x for x in share) / len(share)
+        self.assertTrue(math.isclose(rows["delete_everything"].reward, expected, rel_tol=1e-12))
+
+    def test_naive_policies_leave_headroom(self):
+        """No non-oracle policy comes near 1.0 or earns the clean gate; all stay valid."""
+        for name, row in self.rows.items():
+            self.assertEqual(row.valid, 1.0, name)
+            if name != "oracle":
+                self.assertLess(row.reward, 0.75, name)
+                self.assertEqual(row.clean_gate, 0.0, name)
+
+    def test_scanner_and_prefix_policies_earn_partial_credit(self):
+        """Real detectors and key prefixes find some secrets: neither scores 0 nor 1."""
+        for name in ("scanner", "prefix"):
+            row = self.rows[name]
+            self.assertTrue(row.available, row.note)
+            self.assertGreater(row.recall, 0.1, name)
+            self.assertGreater(row.reward, 0.1, name)
+
+
+if __name__ == "__main__":
+    unittest.main()
