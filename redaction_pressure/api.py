@@ -9,6 +9,7 @@ grades the removal; the verifiers rewards are thin wrappers over `score_reply`.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
@@ -18,8 +19,8 @@ from redaction_pressure.corpus import stream
 from redaction_pressure.identity import identity
 from redaction_pressure.prompt import SYSTEM_PROMPT, user_prompt
 from redaction_pressure.rubric import grade
-from redaction_pressure.rules import RedactionError, parse_reply
-from redaction_pressure.scanner import DEFAULT_BUDGET, Budget, scan
+from redaction_pressure.rules import RedactionError, Rule, parse_reply
+from redaction_pressure.scanner import DEFAULT_BUDGET, Budget, ScanResult, scan
 from redaction_pressure.spans import Record
 
 DEFAULT_SHOWN = 8
@@ -92,14 +93,23 @@ def load_task(
     )
 
 
-def score_reply(task: RedactionTask, reply: str, *, budget: Budget = DEFAULT_BUDGET) -> ScoreResult:
-    """Score a raw reply string against the task's hidden records."""
+Scanner = Callable[[Sequence[Rule], Sequence[str], Budget], ScanResult]
+
+
+def score_reply(
+    task: RedactionTask, reply: str, *, budget: Budget = DEFAULT_BUDGET, scanner: Scanner = scan
+) -> ScoreResult:
+    """Score a raw reply string against the task's hidden records.
+
+    `scanner` runs the rules: in this process by default, or `ScanPool.scan` to match in
+    an isolated worker (what the verifiers taskset does).
+    """
     answer = parse_reply(reply)
     if answer.errors:
         result = None
         errors = answer.errors
     else:
-        result = scan(answer.rules, [record.text for record in task.hidden], budget)
+        result = scanner(answer.rules, [record.text for record in task.hidden], budget)
         errors = result.errors
     valid = not errors
     graded = grade(task.hidden, result.removed if result else [() for _ in task.hidden], valid)

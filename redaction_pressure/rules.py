@@ -40,6 +40,7 @@ ERROR_CODES = (
     "excessive_matches",
     "timeout",
     "budget_exhausted",
+    "resource_exhausted",  # an episode escaped the budget in an isolated worker (pool.py)
 )
 
 _FENCE = re.compile(r"\A```json[ \t]*\n(.*)\n[ \t]*```\Z", re.DOTALL)

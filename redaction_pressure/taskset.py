@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Literal
 
 import verifiers.v1 as vf
-from pydantic import model_validator
+from pydantic import Field, model_validator
 from verifiers.v1.harnesses.null import NullHarness
 
 from redaction_pressure import policies, splits
@@ -38,6 +38,13 @@ from redaction_pressure.api import (
 )
 from redaction_pressure.corpus import CORPUS_VERSION
 from redaction_pressure.identity import identity
+from redaction_pressure.pool import (
+    DEFAULT_DEADLINE_SECONDS,
+    DEFAULT_MEMORY_MB,
+    DEFAULT_WORKERS,
+    ScanPool,
+    shared_pool,
+)
 from redaction_pressure.rubric import WEIGHTS
 
 _MEMO_SIZE = 256
@@ -56,10 +63,24 @@ class RedactionPressureData(vf.TaskData):
     """The identity block at load time: versions, split commitment, source digest."""
 
 
-class RedactionPressureTask(vf.Task[RedactionPressureData]):
-    def __init__(self, data: RedactionPressureData, config: vf.TaskConfig | None = None) -> None:
+class RedactionPressureTaskConfig(vf.TaskConfig):
+    scan_workers: int = Field(DEFAULT_WORKERS, ge=1)
+    """Worker processes that run the rules, one episode at a time each (per scoring process)."""
+    scan_memory_mb: int = Field(DEFAULT_MEMORY_MB, ge=64)
+    """Address-space cap of each scanning worker, in MiB."""
+    scan_deadline: float = Field(DEFAULT_DEADLINE_SECONDS, gt=0)
+    """Wall-clock seconds an episode may hold a worker before it is killed and replaced."""
+
+
+class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPressureTaskConfig]):
+    def __init__(self, data: RedactionPressureData, config: RedactionPressureTaskConfig | None = None) -> None:
         super().__init__(data, config)
         self._outcomes: OrderedDict[tuple, asyncio.Future] = OrderedDict()
+
+    @property
+    def pool(self) -> ScanPool:
+        config = self.config
+        return shared_pool(config.scan_workers, config.scan_memory_mb, config.scan_deadline)
 
     @property
     def key(self) -> str:
@@ -91,7 +112,7 @@ class RedactionPressureTask(vf.Task[RedactionPressureData]):
         """The gold check: the oracle's rules score exactly 1.0."""
         task = await asyncio.to_thread(self._rebuild)
         reply = policies.reply(policies.oracle_rules(task.hidden))
-        result = await asyncio.to_thread(score_reply, task, reply)
+        result = await asyncio.to_thread(score_reply, task, reply, scanner=self.pool.scan)
         return result.reward == 1.0
 
     async def _outcome(self, trace: vf.Trace) -> ScoreResult:
@@ -110,7 +131,7 @@ class RedactionPressureTask(vf.Task[RedactionPressureData]):
 
     async def _score(self, trace: vf.Trace, reply: str) -> ScoreResult:
         task = await asyncio.to_thread(self._rebuild)
-        result = await asyncio.to_thread(score_reply, task, reply)
+        result = await asyncio.to_thread(score_reply, task, reply, scanner=self.pool.scan)
         trace.info["environment"] = identity(self.data.split, splits.commitment(self.data.split))
         trace.info["redaction_errors"] = [error.to_dict() for error in result.errors]
         trace.info["task_seed"] = splits.seed_for(self.data.split, self.data.index)
@@ -145,6 +166,8 @@ class RedactionPressureConfig(vf.TasksetConfig):
     """Unseen records the rules are scored on (M)."""
     size: int | None = None
     """Number of tasks; default 64 for dev and private_eval, unbounded for train."""
+    task: RedactionPressureTaskConfig = RedactionPressureTaskConfig()
+    """Scoring knobs passed to each task, under `--env.taskset.task.*` (the scan pool)."""
 
     @model_validator(mode="after")
     def _check(self) -> RedactionPressureConfig:

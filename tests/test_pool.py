@@ -1,0 +1,75 @@
+"""Isolated scanning: worker processes with a memory cap and a wall-clock deadline."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import unittest
+
+from cases import dev_tasks
+
+from redaction_pressure import policies
+from redaction_pressure.pool import RESOURCE_EXHAUSTED, ScanPool
+from redaction_pressure.rules import Rule
+from redaction_pressure.scanner import Budget, scan
+
+
+class TestScanPool(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.pool = ScanPool(workers=2, memory_mb=256, deadline=2.0)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.pool.close()
+
+    def test_results_equal_the_in_process_scan(self):
+        """A worker returns exactly what scan() returns in this process."""
+        for task in dev_tasks()[:8]:
+            rules = [*policies.oracle_rules(task.hidden), Rule("EXAMPLE", ""), Rule("[0-9a-f]{40}", "[REDACTED]")]
+            texts = [r.text for r in task.hidden]
+            here, there = scan(rules, texts), self.pool.scan(rules, texts)
+            self.assertEqual((there.removed, there.redacted, there.matches, there.errors), (here.removed, here.redacted, here.matches, here.errors))
+
+    def test_an_episode_past_the_deadline_is_killed_and_replaced(self):
+        """Past the wall-clock deadline the worker is killed; the episode is resource_exhausted; the pool goes on."""
+        replaced = self.pool.replaced
+        start = time.perf_counter()
+        result = self.pool.scan([Rule("(a+)+$", "")], ["a" * 5000 + "b"], Budget(episode=60, call=60))
+        self.assertLess(time.perf_counter() - start, 2.0 + 2.0)
+        self.assertEqual([e.code for e in result.errors], [RESOURCE_EXHAUSTED])
+        self.assertIn("deadline", result.errors[0].detail)
+        self.assertEqual(self.pool.replaced, replaced + 1)
+        self.assertEqual(self.pool.scan([Rule("b", "")], ["ab"]).removed, (((1, 2),),))
+
+    def test_an_episode_over_the_memory_cap_is_resource_exhausted(self):
+        """A job the worker cannot hold in its memory cap ends as resource_exhausted, not a crash."""
+        result = self.pool.scan([Rule("b", "")], ["a" * (300 * 1024 * 1024)])
+        self.assertEqual([e.code for e in result.errors], [RESOURCE_EXHAUSTED])
+        self.assertEqual(self.pool.scan([Rule("b", "")], ["ab"]).errors, ())
+
+    def test_a_worker_killed_while_idle_costs_no_episode(self):
+        """A worker that died between episodes is replaced before it takes the next one."""
+        for worker in list(self.pool._idle.queue):
+            os.kill(worker.process.pid, signal.SIGKILL)
+            worker.process.wait()
+        for _ in range(3):
+            self.assertEqual(self.pool.scan([Rule("b", "")], ["ab"]).errors, ())
+
+    def test_bad_settings_are_refused(self):
+        """A pool needs at least one worker, 64 MiB and a positive deadline."""
+        for kwargs in ({"workers": 0}, {"memory_mb": 8}, {"deadline": 0}):
+            with self.subTest(**kwargs), self.assertRaises(ValueError):
+                ScanPool(**kwargs)
+
+    def test_a_closed_pool_refuses_work(self):
+        """After close(), scanning raises instead of hanging."""
+        pool = ScanPool(workers=1)
+        pool.close()
+        with self.assertRaises(RuntimeError):
+            pool.scan([Rule("a", "")], ["a"])
+
+
+if __name__ == "__main__":
+    unittest.main()
