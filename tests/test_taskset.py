@@ -192,6 +192,39 @@ class TestScoring(unittest.TestCase):
         self.assertLess(asyncio.run(main()), 0.2)
 
 
+class TestLoad(unittest.TestCase):
+    def test_reward_does_not_depend_on_concurrent_episodes(self):
+        """A budget-hungry but valid answer scores identically alone and among 16 concurrent episodes, 10 hostile."""
+        dev = tasks("dev")
+        task = dev[longest_dev_task().index]
+        # Valid, and spends a good share of the matching budget on quadratic scans.
+        heavy = json.loads(oracle_reply(task))
+        heavy["rules"] += [{"pattern": r"(?s).*.*(?<=\x00)", "replacement": ""}] * 3
+        answer = json.dumps(heavy)
+        alone = scored(task, answer)
+        self.assertEqual(alone.info["redaction_errors"], [])
+        self.assertGreater(alone.metrics["budget_used"], 0.05)
+        hostile = [
+            json.dumps({"rules": [{"pattern": r"(?s)(.|.)*(?<=\x00)", "replacement": ""}]}),
+            json.dumps({"rules": [{"pattern": r"(?s).*.*.*(?<=\x00)", "replacement": ""}] * 24}),
+        ]
+        others = [(task, hostile[i % 2]) if i < 10 else (dev[i], oracle_reply(dev[i])) for i in range(16)]
+
+        async def crowd():
+            traces = [make_trace(t, a) for t, a in [(task, answer), *others]]
+            await asyncio.gather(*(t.score(tr) for t, tr in zip([task] + [t for t, _ in others], traces)))
+            return traces
+
+        crowded = asyncio.run(crowd())
+        self.assertEqual(
+            ({n: r.score for n, r in crowded[0].rewards.items()}, crowded[0].info["redaction_errors"]),
+            ({n: r.score for n, r in alone.rewards.items()}, alone.info["redaction_errors"]),
+        )
+        codes = [t.info["redaction_errors"][0]["code"] for t in crowded[1:11]]
+        self.assertEqual(codes, ["timeout", "budget_exhausted"] * 5)
+        self.assertTrue(all(t.reward == 1.0 for t in crowded[11:]))
+
+
 class TestWireData(unittest.TestCase):
     def rebuilt(self, task: RedactionPressureTask) -> RedactionPressureTask:
         return RedactionPressureTask(RedactionPressureData.model_validate(task.data.model_dump()))
