@@ -8,6 +8,7 @@ grades the removal; the verifiers rewards are thin wrappers over `score_reply`.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -73,8 +74,14 @@ def check_sizes(shown: int, hidden: int) -> None:
 
 
 @lru_cache(maxsize=128)
-def _records(seed: int, shown: int, hidden: int) -> tuple[Record, ...]:
+def records_for(seed: int, shown: int, hidden: int) -> tuple[Record, ...]:
+    """The first shown + hidden records of the stream for `seed` (cached)."""
     return tuple(itertools.islice(stream(seed, shown), shown + hidden))
+
+
+def prompt_digest(user_prompt_text: str) -> str:
+    """SHA-256 of a user prompt: how a worker checks it rebuilt the task the model saw."""
+    return hashlib.sha256(user_prompt_text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def load_task(
@@ -82,7 +89,7 @@ def load_task(
 ) -> RedactionTask:
     """Build task `index` of `split`; private_eval reads REDACTION_PRESSURE_PRIVATE_SEED."""
     check_sizes(shown, hidden)
-    records = _records(splits.seed_for(split, index), shown, hidden)
+    records = records_for(splits.seed_for(split, index), shown, hidden)
     return RedactionTask(
         split=split,
         index=index,
@@ -102,17 +109,24 @@ def score_reply(
     """Score a raw reply string against the task's hidden records.
 
     `scanner` runs the rules: in this process by default, or `ScanPool.scan` to match in
-    an isolated worker (what the verifiers taskset does).
+    an isolated worker.
     """
+    return score_records(task.hidden, reply, budget=budget, scanner=scanner)
+
+
+def score_records(
+    hidden: Sequence[Record], reply: str, *, budget: Budget = DEFAULT_BUDGET, scanner: Scanner = scan
+) -> ScoreResult:
+    """`score_reply` on bare hidden records (what a pool worker runs for an episode)."""
     answer = parse_reply(reply)
     if answer.errors:
         result = None
         errors = answer.errors
     else:
-        result = scanner(answer.rules, [record.text for record in task.hidden], budget)
+        result = scanner(answer.rules, [record.text for record in hidden], budget)
         errors = result.errors
     valid = not errors
-    graded = grade(task.hidden, result.removed if result else [() for _ in task.hidden], valid)
+    graded = grade(hidden, result.removed if result else [() for _ in hidden], valid)
     metrics = dict(graded.metrics)
     metrics["rules"] = float(len(answer.rules))
     metrics["matches"] = float(result.matches if result else 0)

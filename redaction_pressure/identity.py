@@ -21,6 +21,7 @@ ENVIRONMENT = "redaction-pressure"
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
+@lru_cache(maxsize=1)
 def version() -> str:
     """The installed distribution's version (one source: pyproject.toml)."""
     return metadata.version(ENVIRONMENT)

@@ -29,10 +29,11 @@ import threading
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
 
+from redaction_pressure.api import ScoreResult, records_for, score_records
 from redaction_pressure.rules import Rule
 from redaction_pressure.scanner import DEFAULT_BUDGET, Budget, ScanResult
 from redaction_pressure.splits import PRIVATE_ENV
-from redaction_pressure.worker import RESOURCE_EXHAUSTED, exhausted
+from redaction_pressure.worker import PROMPT_MISMATCH, RESOURCE_EXHAUSTED, exhausted
 
 DEFAULT_WORKERS = 2
 DEFAULT_MEMORY_MB = 1024
@@ -40,7 +41,18 @@ DEFAULT_DEADLINE_SECONDS = 10.0
 """Wall-clock seconds an episode may hold a worker: far above the 1 s CPU budget, so only
 an episode that escapes the budget (or a machine stalled for seconds) reaches it."""
 
-__all__ = ["RESOURCE_EXHAUSTED", "ScanPool", "shared_pool"]
+__all__ = ["RESOURCE_EXHAUSTED", "PromptMismatch", "ScanPool", "shared_pool"]
+
+
+class PromptMismatch(ValueError):
+    """The task data's prompt is not the one its seed generates."""
+
+
+class _Exhausted:
+    """A job whose worker had to be killed or ran out of memory."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
 
 
 class _Worker:
@@ -100,6 +112,29 @@ class ScanPool:
 
     def scan(self, rules: Sequence[Rule], texts: Sequence[str], budget: Budget = DEFAULT_BUDGET) -> ScanResult:
         """Scan in a worker (blocking); see the module docstring for the contract."""
+        outcome = self._run(("scan", list(rules), list(texts), budget))
+        return exhausted(outcome.detail, texts) if isinstance(outcome, _Exhausted) else outcome
+
+    def score_episode(
+        self, seed: int, shown: int, hidden: int, digest: str, reply: str, budget: Budget = DEFAULT_BUDGET
+    ) -> ScoreResult:
+        """Score a whole episode in a worker, which rebuilds the records from the seed.
+
+        Raises `PromptMismatch` when those records do not give the prompt with SHA-256
+        `digest` (the task data and this package disagree about the task).
+        """
+        outcome = self._run(("episode", seed, shown, hidden, digest, reply, budget))
+        if outcome == PROMPT_MISMATCH:
+            raise PromptMismatch("the records rebuilt from the task's seed do not give the prompt the model saw")
+        if isinstance(outcome, _Exhausted):
+            # The rare path: grade the failure here, so metrics keep their usual keys.
+            records = records_for(seed, shown, hidden)[shown:]
+            fail = lambda rules, texts, budget: exhausted(outcome.detail, texts)  # noqa: E731
+            return score_records(records, reply, budget=budget, scanner=fail)
+        return outcome
+
+    def _run(self, job: tuple):
+        """Run a job on a free worker: its answer, or `_Exhausted` if the worker had to go."""
         if self._closed:
             raise RuntimeError("this scan pool is closed")
         worker = self._idle.get()
@@ -109,23 +144,27 @@ class ScanPool:
             worker = self._start()
             with self._lock:
                 self.replaced += 1
-        result: ScanResult | None = None
+        answer, detail = None, "the worker died while scanning (out of memory or killed)"
         try:
-            worker.jobs.send((list(rules), list(texts), budget))
+            worker.jobs.send(job)
             if worker.results.poll(self.deadline):
-                result = worker.results.recv()
+                answer = worker.results.recv()
             else:
                 detail = f"the episode held its worker past the {self.deadline:g} s wall-clock deadline"
         except (EOFError, OSError):
-            detail = "the worker died while scanning (out of memory or killed)"
+            pass
         finally:
-            if result is None:
+            if answer is None:
                 worker.stop(kill=True)
                 worker = self._start()
                 with self._lock:
                     self.replaced += 1
             self._idle.put(worker)
-        return result if result is not None else exhausted(detail, texts)
+        if answer is None:
+            return _Exhausted(detail)
+        if isinstance(answer, str) and answer.startswith(RESOURCE_EXHAUSTED + ": "):
+            return _Exhausted(answer.removeprefix(RESOURCE_EXHAUSTED + ": "))
+        return answer
 
     def close(self) -> None:
         """Stop every worker; the pool cannot be used afterwards."""

@@ -34,6 +34,7 @@ from redaction_pressure.api import (
     RedactionTask,
     ScoreResult,
     load_task,
+    prompt_digest,
     score_reply,
 )
 from redaction_pressure.corpus import CORPUS_VERSION
@@ -42,6 +43,7 @@ from redaction_pressure.pool import (
     DEFAULT_DEADLINE_SECONDS,
     DEFAULT_MEMORY_MB,
     DEFAULT_WORKERS,
+    PromptMismatch,
     ScanPool,
     shared_pool,
 )
@@ -110,10 +112,12 @@ class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPr
 
     async def validate(self, runtime: vf.Runtime) -> bool | None:
         """The gold check: the oracle's rules score exactly 1.0."""
-        task = await asyncio.to_thread(self._rebuild)
-        reply = policies.reply(policies.oracle_rules(task.hidden))
-        result = await asyncio.to_thread(score_reply, task, reply, scanner=self.pool.scan)
-        return result.reward == 1.0
+        def run() -> bool:
+            task = self._rebuild()
+            reply = policies.reply(policies.oracle_rules(task.hidden))
+            return score_reply(task, reply, scanner=self.pool.scan).reward == 1.0
+
+        return await asyncio.to_thread(run)
 
     async def _outcome(self, trace: vf.Trace) -> ScoreResult:
         """Score the trace's reply once, however many rewards and metrics ask."""
@@ -130,15 +134,25 @@ class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPr
         return await asyncio.shield(future)
 
     async def _score(self, trace: vf.Trace, reply: str) -> ScoreResult:
-        task = await asyncio.to_thread(self._rebuild)
-        result = await asyncio.to_thread(score_reply, task, reply, scanner=self.pool.scan)
-        trace.info["environment"] = identity(self.data.split, splits.commitment(self.data.split))
+        data = self.data
+        self._check_versions()
+        seed = splits.seed_for(data.split, data.index)
+        digest = prompt_digest(data.prompt_text)
+
+        def run() -> ScoreResult:
+            # The whole episode runs in a pool worker; this thread only waits on a pipe.
+            return self.pool.score_episode(seed, data.shown_count, data.hidden_count, digest, reply)
+
+        try:
+            result = await asyncio.to_thread(run)
+        except PromptMismatch as exc:
+            raise vf.TaskError(f"task {self.key}: {exc}") from None
+        trace.info["environment"] = identity(data.split, splits.commitment(data.split))
         trace.info["redaction_errors"] = [error.to_dict() for error in result.errors]
-        trace.info["task_seed"] = splits.seed_for(self.data.split, self.data.index)
+        trace.info["task_seed"] = seed
         return result
 
-    def _rebuild(self) -> RedactionTask:
-        """The task behind this data, checked against what the model was shown."""
+    def _check_versions(self) -> None:
         data = self.data
         loaded = data.environment.get("corpus_version")
         if loaded != CORPUS_VERSION:
@@ -151,6 +165,11 @@ class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPr
                 f"task {self.key} was built under another {data.split} split commitment "
                 "(for private_eval: another secret); it cannot be scored here"
             )
+
+    def _rebuild(self) -> RedactionTask:
+        """The task behind this data, checked against what the model was shown."""
+        self._check_versions()
+        data = self.data
         task = load_task(data.split, data.index, shown=data.shown_count, hidden=data.hidden_count)
         if task.prompt.user != data.prompt_text:
             raise vf.TaskError(f"task {self.key}: the regenerated prompt differs from the task data")

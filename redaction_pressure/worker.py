@@ -1,10 +1,17 @@
 """A scanning worker process: `python -m redaction_pressure.worker MEMORY_BYTES`.
 
 Started by `pool.ScanPool`, never by hand. It caps its own address space, then serves
-jobs over its standard input and output (pickled `(rules, texts, budget)` in, a
-`ScanResult` out, framed by `multiprocessing.connection`) one at a time on one thread,
-so the process CPU clock that `regex` timeouts use measures only the current episode.
-Anything the job itself prints goes to standard error, never into the channel.
+jobs over its standard input and output (pickled, framed by `multiprocessing.connection`)
+one at a time on one thread, so the process CPU clock that `regex` timeouts use measures
+only the current episode. Two kinds of job:
+
+- `("scan", rules, texts, budget)` -> `ScanResult`;
+- `("episode", seed, shown, hidden, prompt_sha256, reply, budget)` -> `ScoreResult`, or
+  `PROMPT_MISMATCH` when the records it rebuilds from the seed do not give the prompt the
+  model saw. The worker regenerates (and caches) records itself, so the parent sends a
+  few hundred bytes and does no CPU work; it never sends the private secret, only seeds.
+
+Anything a job prints goes to standard error, never into the channel.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from redaction_pressure.rules import RedactionError
 from redaction_pressure.scanner import ScanResult, scan
 
 RESOURCE_EXHAUSTED = "resource_exhausted"
+PROMPT_MISMATCH = "prompt_mismatch"
 
 
 def exhausted(detail: str, texts) -> ScanResult:
@@ -36,14 +44,27 @@ def serve(jobs: Connection, results: Connection) -> None:
             return  # the job itself exceeds the cap: exit; the pool reports and replaces us
         if job is None:
             return
-        rules, texts, budget = job
         try:
-            result = scan(rules, texts, budget)
+            result = run(job)
         except MemoryError:
-            result = exhausted("the rules ran out of the worker's memory cap", texts)
+            result = RESOURCE_EXHAUSTED + ": the rules ran out of the worker's memory cap"
         except RecursionError:
-            result = exhausted("the rules exhausted the worker's recursion limit", texts)
+            result = RESOURCE_EXHAUSTED + ": the rules exhausted the worker's recursion limit"
         results.send(result)
+
+
+def run(job: tuple):
+    if job[0] == "scan":
+        _, rules, texts, budget = job
+        return scan(rules, texts, budget)
+    from redaction_pressure.api import prompt_digest, records_for, score_records
+    from redaction_pressure.prompt import user_prompt
+
+    _, seed, shown, hidden, digest, reply, budget = job
+    records = records_for(seed, shown, hidden)
+    if prompt_digest(user_prompt(records[:shown], hidden)) != digest:
+        return PROMPT_MISMATCH
+    return score_records(records[shown:], reply, budget=budget)
 
 
 def main() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -10,9 +11,11 @@ import unittest
 from cases import dev_tasks
 
 from redaction_pressure import policies
-from redaction_pressure.pool import RESOURCE_EXHAUSTED, ScanPool
+from redaction_pressure.api import prompt_digest, score_reply
+from redaction_pressure.pool import RESOURCE_EXHAUSTED, PromptMismatch, ScanPool
 from redaction_pressure.rules import Rule
 from redaction_pressure.scanner import Budget, scan
+from redaction_pressure.splits import seed_for
 
 
 class TestScanPool(unittest.TestCase):
@@ -31,6 +34,30 @@ class TestScanPool(unittest.TestCase):
             texts = [r.text for r in task.hidden]
             here, there = scan(rules, texts), self.pool.scan(rules, texts)
             self.assertEqual((there.removed, there.redacted, there.matches, there.errors), (here.removed, here.redacted, here.matches, here.errors))
+
+    def test_whole_episodes_equal_the_in_process_score(self):
+        """An episode scored in a worker from its seed equals score_reply in this process."""
+        for task in dev_tasks()[:8]:
+            seed = seed_for("dev", task.index)
+            for answer in (policies.reply(policies.oracle_rules(task.hidden)), '{"rules": [{"pattern": "AKIA", "replacement": ""}]}', "nope"):
+                there = self.pool.score_episode(seed, 8, 32, prompt_digest(task.prompt.user), answer)
+                here = score_reply(task, answer)
+                self.assertEqual(there.model_dump(exclude={"metrics"}), here.model_dump(exclude={"metrics"}))
+                self.assertEqual(set(there.metrics), set(here.metrics))
+
+    def test_an_exhausted_episode_keeps_its_metrics(self):
+        """An episode past the deadline scores 0 with resource_exhausted and the usual metric keys."""
+        task = dev_tasks()[0]
+        answer = json.dumps({"rules": [{"pattern": r"(?s)(.|.)*(?<=\x00)", "replacement": ""}]})
+        budget = Budget(episode=60, call=60)
+        result = self.pool.score_episode(seed_for("dev", 0), 8, 32, prompt_digest(task.prompt.user), answer, budget)
+        self.assertEqual(([e.code for e in result.errors], result.reward), ([RESOURCE_EXHAUSTED], 0.0))
+        self.assertEqual(set(result.metrics), set(score_reply(task, "{}").metrics))
+
+    def test_a_prompt_that_the_seed_does_not_give_is_refused(self):
+        """A digest that does not match the rebuilt prompt raises PromptMismatch."""
+        with self.assertRaises(PromptMismatch):
+            self.pool.score_episode(seed_for("dev", 0), 8, 32, "0" * 64, '{"rules": []}')
 
     def test_an_episode_past_the_deadline_is_killed_and_replaced(self):
         """Past the wall-clock deadline the worker is killed; the episode is resource_exhausted; the pool goes on."""

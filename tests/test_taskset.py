@@ -254,6 +254,14 @@ class TestWireData(unittest.TestCase):
         self.assertNotIn(TEST_SECRET, dumped)
         self.assertNotIn(TEST_SECRET, repr(task.data))
 
+    def test_task_data_with_another_prompt_is_refused(self):
+        """Data whose prompt is not what its seed generates fails clearly instead of mis-scoring."""
+        task = tasks("dev", size=1)[0]
+        tampered = RedactionPressureTask(task.data.model_copy(update={"prompt": task.data.prompt + " "}))
+        with self.assertRaises(vf.TaskError) as caught:
+            asyncio.run(tampered.score(make_trace(tampered, oracle_reply(task))))
+        self.assertIn("prompt", str(caught.exception))
+
     def test_private_trace_scored_under_another_secret_is_refused(self):
         """Scoring a private trace with a different secret fails clearly instead of mis-scoring."""
         with private_secret(TEST_SECRET):
