@@ -35,10 +35,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the hostile suite and trace helpers live with the tests
 
 from redaction_pressure import policies  # noqa: E402
-from redaction_pressure.api import load_task, score_reply  # noqa: E402
+from redaction_pressure.api import load_task, prompt_digest, score_reply  # noqa: E402
 from redaction_pressure.pool import ScanPool  # noqa: E402
 from redaction_pressure.rules import Rule, parse_reply  # noqa: E402
 from redaction_pressure.scanner import EPISODE_BUDGET_SECONDS, scan  # noqa: E402
+from redaction_pressure.splits import seed_for  # noqa: E402
 
 TARGETS = {
     "p50": "<= 5 ms",
@@ -75,13 +76,18 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def bench_latency(tasks, pool: ScanPool, reps: int) -> list[float]:
+    """Per-episode wall time of the taskset's path: a worker rebuilds, parses, scans, grades."""
+    jobs = [
+        (seed_for("dev", task.index), prompt_digest(task.prompt.user), answer)
+        for task in tasks
+        for answer in realistic_answers(task).values()
+    ]
     times = []
     for _ in range(reps):
-        for task in tasks:
-            for answer in realistic_answers(task).values():
-                start = time.perf_counter()
-                score_reply(task, answer, scanner=pool.scan)
-                times.append(time.perf_counter() - start)
+        for seed, digest, answer in jobs:
+            start = time.perf_counter()
+            pool.score_episode(seed, 8, 32, digest, answer)
+            times.append(time.perf_counter() - start)
     return times
 
 
@@ -156,8 +162,10 @@ def bench_hostile(pool: ScanPool) -> tuple[float, str]:
     return worst, name
 
 
-def bench_loop_stall() -> tuple[float, float]:
-    """Largest gap of a 1 ms ticker while the taskset scores 64 episodes, 8 hostile."""
+def bench_loop_stall() -> tuple[float, float, float]:
+    """Largest gap of a 1 ms ticker while the taskset scores 64 episodes (8 hostile) submitted
+    at once: overall, and after the first 0.1 s (the submission burst, when the 64 scoring
+    calls' synchronous preludes run back to back), and the wall time."""
     from test_taskset import make_trace, oracle_reply
 
     from redaction_pressure.taskset import RedactionPressureConfig, RedactionPressureTaskset
@@ -166,28 +174,29 @@ def bench_loop_stall() -> tuple[float, float]:
     hostile = json.dumps({"rules": [{"pattern": r"(?s)(.|.)*(?<=\x00)", "replacement": ""}]})
     work = [(task, hostile if i % 8 == 0 else oracle_reply(task)) for i, task in enumerate(dev)]
 
-    async def main() -> tuple[float, float]:
-        gaps, done = [0.0], asyncio.Event()
+    async def main() -> tuple[float, float, float]:
+        gaps, done = [(0.0, 0.0)], asyncio.Event()
 
         async def ticker():
             last = time.perf_counter()
             while not done.is_set():
                 await asyncio.sleep(0.001)
                 now = time.perf_counter()
-                gaps.append(now - last - 0.001)
+                gaps.append((now - last - 0.001, now - start))
                 last = now
 
         # Warm the shared pool so worker start-up is not counted as scoring, and build
         # the traces (a rollout's job, not scoring's) before the ticker starts.
         await dev[1].score(make_trace(dev[1], oracle_reply(dev[1])))
         traces = [(task, make_trace(task, answer)) for task, answer in work]
-        tick = asyncio.create_task(ticker())
         start = time.perf_counter()
+        tick = asyncio.create_task(ticker())
+        await asyncio.sleep(0)
         await asyncio.gather(*(task.score(trace) for task, trace in traces))
         wall = time.perf_counter() - start
         done.set()
         await tick
-        return max(gaps), wall
+        return max(g for g, _ in gaps), max(g for g, at in gaps if at > 0.1), wall
 
     return asyncio.run(main())
 
@@ -236,8 +245,9 @@ def main() -> None:
         worst, name = bench_hostile(pool)
         rows.append((f"worst hostile episode ({name})", f"{worst * 1000:.0f} ms", TARGETS["hostile"], worst <= EPISODE_BUDGET_SECONDS + 0.1))
         parent_mb, worker_mb = peak_memory_mb(pool)
-    stall, wall = bench_loop_stall()
+    stall, steady, wall = bench_loop_stall()
     rows.append(("largest loop stall, 64 episodes (8 hostile)", f"{stall * 1000:.1f} ms (in {wall:.1f} s)", TARGETS["stall"], stall <= 0.020))
+    rows.append(("  the same, after the submission burst", f"{steady * 1000:.1f} ms", TARGETS["stall"], steady <= 0.020))
     load = bench_load()
     rows.append(("dev split load, fresh process", f"{load:.3f} s", TARGETS["load"], load <= 0.5))
     rows.append(("peak memory: parent / one worker", f"{parent_mb:.0f} / {worker_mb:.0f} MiB", "-", None))

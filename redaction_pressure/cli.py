@@ -201,8 +201,8 @@ def _score(args: argparse.Namespace, out: Console, err: Console) -> int:
     if len(results) > 1:
         table.add_row("mean", *(f"{mean[k]:.3f}" for k in ("reward", "recall", "precision", "clean_gate")), "", "")
     out.print(table)
-    for task, result in results[:1] if len(results) == 1 else []:
-        for error in result.errors:
+    if len(results) == 1:
+        for error in results[0][1].errors:
             out.print(f"{error.code}: {error.detail}", markup=False)
     return 0
 

@@ -28,7 +28,7 @@ def records(draw) -> Record:
     """A short text with some disjoint secret spans and one optional decoy."""
     text = draw(st.text(alphabet=ALPHABET, min_size=1, max_size=60))
     cuts = sorted(set(draw(st.lists(st.integers(0, len(text)), max_size=8))))
-    pairs = [(a, b) for a, b in zip(cuts[::2], cuts[1::2]) if a < b]
+    pairs = [(a, b) for a, b in zip(cuts[::2], cuts[1::2], strict=False) if a < b]
     secrets = tuple(Span(start=a, end=b, kind=draw(st.sampled_from(["k1", "k2"]))) for a, b in pairs)
     return Record(text=text, secrets=secrets, decoys=(), family="generated")
 

@@ -212,7 +212,7 @@ class TestLoad(unittest.TestCase):
 
         async def crowd():
             traces = [make_trace(t, a) for t, a in [(task, answer), *others]]
-            await asyncio.gather(*(t.score(tr) for t, tr in zip([task] + [t for t, _ in others], traces)))
+            await asyncio.gather(*(t.score(tr) for t, tr in zip([task] + [t for t, _ in others], traces, strict=True)))
             return traces
 
         crowded = asyncio.run(crowd())
