@@ -125,6 +125,26 @@ class TestScanProperties(unittest.TestCase):
             self.assertEqual(result.clean_gate, 1.0)
 
 
+class TestRuleProperties(unittest.TestCase):
+    @SETTINGS
+    @given(st.lists(records(), min_size=1, max_size=3), st.lists(st.tuples(PATTERNS, st.sampled_from(["", "[REDACTED]"])), max_size=4), st.data())
+    def test_adding_a_rule_that_removes_only_non_secret_text_never_raises_the_reward(self, hidden, rules, data):
+        """A literal rule none of whose matches touches a secret cannot raise the reward."""
+        record = data.draw(st.sampled_from(hidden))
+        start = data.draw(st.integers(0, len(record.text) - 1))
+        literal = record.text[start : start + data.draw(st.integers(1, 4))]
+        pattern = regex.escape(literal)
+        for text, rec in ((r.text, r) for r in hidden):
+            for m in regex.finditer(pattern, text):
+                if any(m.start() < s.end and s.start < m.end() for s in rec.secrets):
+                    return  # this literal touches a secret somewhere: not the case under test
+        task = task_of(tuple(hidden))
+        base = [Rule(p, r) for p, r in rules]
+        before = score_reply(task, policies.reply(base)).reward
+        after = score_reply(task, policies.reply([*base, Rule(pattern, "")])).reward
+        self.assertLessEqual(after, before + 1e-12)
+
+
 class TestOracleProperty(unittest.TestCase):
     @settings(max_examples=40, deadline=None)
     @given(st.integers(0, 2**62), st.integers(1, 8), st.integers(1, 12))
