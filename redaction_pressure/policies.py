@@ -30,6 +30,8 @@ from redaction_pressure.rules import (
     MAX_RULES,
     Rule,
     compile_rules,
+    skip_class,
+    skip_escape,
 )
 from redaction_pressure.scanner import REDACTED
 from redaction_pressure.spans import Record
@@ -114,10 +116,10 @@ def _reported_part(pattern: str) -> str:
     while i < len(pattern):
         c = pattern[i]
         if c == "\\":
-            i += 2
+            i = skip_escape(pattern, i)
             continue
         if c == "[":
-            i = _class_end(pattern, i)
+            i = skip_class(pattern, i)
             continue
         if c == "(":
             if depth == 0 and not pattern.startswith("(?", i):
@@ -137,17 +139,6 @@ def _reported_part(pattern: str) -> str:
     if after[:1] in ("*", "+", "?", "{"):
         return pattern
     return f"(?<={before})(?:{inner})" + (f"(?={after})" if after else "")
-
-
-def _class_end(pattern: str, i: int) -> int:
-    j = i + 1
-    if j < len(pattern) and pattern[j] == "^":
-        j += 1
-    if j < len(pattern) and pattern[j] == "]":
-        j += 1
-    while j < len(pattern) and pattern[j] != "]":
-        j += 2 if pattern[j] == "\\" else 1
-    return j + 1
 
 
 def _fitting(pieces: Iterable[str]) -> list[str]:

@@ -195,11 +195,11 @@ def static_problem(pattern: str) -> str | None:
     while i < n:
         c = pattern[i]
         if c == "\\":
-            i = _skip_escape(pattern, i)
+            i = skip_escape(pattern, i)
             last = 1
             continue
         if c == "[":
-            i = _skip_class(pattern, i)
+            i = skip_class(pattern, i)
             last = 1
             continue
         if c == "(":
@@ -243,7 +243,7 @@ def static_problem(pattern: str) -> str | None:
     return None
 
 
-def _skip_escape(pattern: str, i: int) -> int:
+def skip_escape(pattern: str, i: int) -> int:
     """Index just past the escape sequence starting at `pattern[i] == '\\'`."""
     if i + 1 >= len(pattern):
         return i + 1
@@ -255,7 +255,7 @@ def _skip_escape(pattern: str, i: int) -> int:
     return i + 2
 
 
-def _skip_class(pattern: str, i: int) -> int:
+def skip_class(pattern: str, i: int) -> int:
     """Index just past the character class starting at `pattern[i] == '['`."""
     j = i + 1
     if j < len(pattern) and pattern[j] == "^":
@@ -264,7 +264,7 @@ def _skip_class(pattern: str, i: int) -> int:
         j += 1
     while j < len(pattern):
         if pattern[j] == "\\":
-            j = _skip_escape(pattern, j)
+            j = skip_escape(pattern, j)
             continue
         if pattern[j] == "]":
             return j + 1
