@@ -118,7 +118,7 @@ def _task(split: str, index: int, args: argparse.Namespace) -> RedactionTask:
     return load_task(split, index, shown=args.shown, hidden=args.hidden)
 
 
-def _tasks(args: argparse.Namespace, err: Console) -> list[RedactionTask]:
+def _tasks(args: argparse.Namespace) -> list[RedactionTask]:
     indices = [args.index] if getattr(args, "index", None) is not None else _indices(args.split, args.size)
     return [_task(args.split, index, args) for index in indices]
 
@@ -170,7 +170,7 @@ def _marked(record: Record) -> Text:
 
 def _score(args: argparse.Namespace, out: Console, err: Console) -> int:
     reply = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
-    tasks = _tasks(args, err)
+    tasks = _tasks(args)
     results = [(task, score_reply(task, reply)) for task in tasks]
     mean = {
         key: sum(getattr(result, key) for _, result in results) / len(results)
@@ -217,7 +217,7 @@ def _baselines(args: argparse.Namespace, out: Console, err: Console) -> int:
     if unknown:
         raise UsageError(f"unknown policy {', '.join(unknown)}; choose from {', '.join(POLICIES)}")
     ladder = [POLICIES[name] for name in args.policy] if args.policy else list(LADDER)
-    tasks = _tasks(args, err)
+    tasks = _tasks(args)
     with Progress(console=err, transient=True, disable=args.json or not err.is_terminal) as progress:
         bar = progress.add_task("scoring", total=len(ladder) * len(tasks))
         rows = run_ladder(tasks, ladder, advance=lambda: progress.advance(bar))
