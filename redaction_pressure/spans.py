@@ -1,6 +1,8 @@
 """Value types shared by every layer: labelled spans and the records that carry them.
 
-A `Span` is a half-open interval `[start, end)` over a record's `text` with a `kind`.
+A `Span` is a half-open interval `[start, end)` over a record's `text` with a `kind`
+and the `slot` it fills: the task-level (family, context, value format) it was drawn
+from. The slot is for tests and analysis; prompts never show it.
 A `Record` is one generated document: its text, the secret spans that must disappear,
 the decoy spans that must survive, and its document `family`. Everything here is
 frozen and imports nothing else from the package, so any layer may depend on it.
@@ -22,6 +24,7 @@ class Span(BaseModel):
     start: int
     end: int
     kind: str
+    slot: str = ""
 
     def __len__(self) -> int:
         return self.end - self.start

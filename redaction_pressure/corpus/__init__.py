@@ -1,0 +1,53 @@
+"""The corpus: `stream(seed, shown)` yields realistic documents with labelled secrets and decoys.
+
+Each task draws its own dialect (families, key names, syntax, layouts, house token
+formats, look-alikes) and its shown records cover every slot of it; hidden records reuse
+those slots with fresh values, each record from its own hash-derived generator. See
+`stream.py` for the stream's promises and `dialect.py` for what a slot is.
+
+Bump `CORPUS_VERSION` whenever generated output changes; a test pins a digest of the
+dev split so that no change slips through unversioned.
+"""
+
+from __future__ import annotations
+
+from redaction_pressure.corpus.families import FAMILIES
+from redaction_pressure.corpus.stream import draw_dialect, stream
+
+CORPUS_VERSION = "2"
+
+SECRET_KINDS = (
+    "aws_access_key_id",
+    "aws_secret_access_key",
+    "aws_session_token",
+    "github_token",
+    "github_pat",
+    "gitlab_pat",
+    "slack_token",
+    "stripe_key",
+    "google_api_key",
+    "openai_key",
+    "npm_token",
+    "jwt",
+    "private_key",
+    "dsn_password",
+    "sql_password",
+    "generic_secret",
+    "base64_credential",
+    "house_token",
+)
+DECOY_KINDS = (
+    "example_key",
+    "placeholder",
+    "commit_sha",
+    "uuid",
+    "hash_digest",
+    "public_key",
+    "identifier",
+    "secret_reference",
+    "secret_setting",
+    "test_fixture",
+    "redacted_marker",
+)
+
+__all__ = ["CORPUS_VERSION", "DECOY_KINDS", "FAMILIES", "SECRET_KINDS", "draw_dialect", "stream"]

@@ -1,0 +1,59 @@
+"""HTTP access logs (combined format) with `Authorization` headers or tokens in query strings.
+
+Dialect: where the credential is logged (an appended header field, a query parameter)
+with its field or parameter name and scheme, and look-alikes in the same place: the
+header already `[REDACTED]`, a public key in another parameter, request ids.
+"""
+
+from __future__ import annotations
+
+from redaction_pressure.corpus import values as v
+from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
+from redaction_pressure.corpus.document import Writer
+
+KINDS = ("jwt", "base64_credential", "house_token", "generic_secret", "github_token", "stripe_key")
+AGENTS = ("curl/8.5.0", "python-requests/2.32.3", "okhttp/4.12.0", "Go-http-client/2.0", "axios/1.7.2")
+
+
+def draw(b: Builder) -> FamilyDialect:
+    d = b.d
+    layout = {"month": d.pick(("Mar", "Apr", "Oct", "Nov")), "field": d.pick(("auth", "authorization", "hdr_auth", "http_authorization"))}
+    for kind in d.sample(KINDS, d.int(1, 2)):
+        fmt = b.secret_format(kind)
+        if kind == "base64_credential" or d.chance(0.6):
+            scheme = "Basic " if kind == "base64_credential" else d.pick(("Bearer ", "Token ", ""))
+            b.entry("header", (fmt, True), scheme=scheme)
+            if d.chance(0.6):
+                b.entry("header", (v.REDACTED_MARKER, False), scheme=scheme)
+        else:
+            param = d.pick(("access_token", "api_key", "token", "key", "sig", "auth"))
+            b.entry("query", (fmt, True), param=param, path=f"/api/v{d.int(1, 3)}/{d.pick(b.world.services)}")
+            if kind in ("house_token", "stripe_key", "generic_secret") and d.chance(0.6):
+                b.entry("query", (b.public_like(fmt), False), param=d.pick(("client_id", "pk", "app_key", "publishable_key")), path=f"/api/v1/{d.pick(b.world.services)}")
+    if d.chance(0.6):
+        b.entry("rid", (v.UUID, False), name=d.pick(("rid", "request_id", "x_request_id")))
+    return b.done(layout, keep=0.7)
+
+
+def write(wr: Writer) -> None:
+    d, layout = wr.d, wr.layout
+    labelled = [e for e in wr.entries if e.form in ("header", "query")]
+    rid = next((e for e in wr.entries if e.form == "rid"), None)
+    lines = [(e, False) for e in labelled] + [(None, False)] * d.int(1, 3)
+    for entry, _ in d.shuffled(lines):
+        ts = f"{d.int(1, 28):02d}/{layout['month']}/2026:{d.int(0, 23):02d}:{d.int(0, 59):02d}:{d.int(0, 59):02d} +0000"
+        method = d.pick(("GET", "POST", "PUT"))
+        wr.put(f"{wr.ip()} - - [{ts}] \"{method} ")
+        if entry is not None and entry.form == "query":
+            wr.put(f"{entry['path']}?page={d.int(1, 9)}&{entry['param']}=", wr.fresh(entry.slots[0]))
+        else:
+            wr.put(f"/api/v{d.int(1, 3)}/{wr.service()}?page={d.int(1, 9)}")
+        wr.put(f' HTTP/1.1" {d.pick((200, 200, 201, 401, 403))} {d.int(120, 9000)} "-" "{d.pick(AGENTS)}"')
+        if rid and (entry is None or d.chance(0.7)):
+            wr.put(f" {rid['name']}=", wr.fresh(rid.slots[0]))
+        if entry is not None and entry.form == "header":
+            wr.put(f' {layout["field"]}="{entry["scheme"]}', wr.fresh(entry.slots[0]), '"')
+        wr.line()
+
+
+FAMILY = Family("access_log", draw, write, syntax="log", filename="access.log")

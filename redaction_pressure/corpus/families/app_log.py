@@ -1,0 +1,96 @@
+"""Application log lines that leak bearer tokens, API keys and user tokens.
+
+Dialect: the line format (logfmt, JSON lines, or bracketed text), and 1 to 3 leaking
+fields, each with its own field name and message; beside them, fields that share the
+leaking field's name but hold `[REDACTED]`, request and trace ids, and the deployed
+commit. A record is 3 to 8 lines; a leaking entry may leak on more than one line.
+JSON-lines records parse line by line.
+"""
+
+from __future__ import annotations
+
+import json
+
+from redaction_pressure.corpus import values as v
+from redaction_pressure.corpus import words as w
+from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
+from redaction_pressure.corpus.document import Mark, Writer
+from redaction_pressure.corpus.draw import HEX
+
+KINDS = ("jwt", "github_token", "slack_token", "openai_key", "house_token", "generic_secret", "stripe_key", "gitlab_pat")
+FIELDS = ("token", "api_key", "auth", "access_token", "key", "credential", "bearer", "secret", "authorization", "x_api_key")
+MESSAGES = (
+    "upstream call failed", "request authenticated", "retrying with stored credential", "webhook delivered",
+    "cache miss for session", "token refreshed", "outbound request", "sync finished",
+)  # fmt: skip
+TRACE_ID = v.Format("identifier", "trace", lambda d: d.chars(HEX, 32), HEX)
+
+
+def draw(b: Builder) -> FamilyDialect:
+    d = b.d
+    layout = {"format": d.pick(("logfmt", "json", "text")), "level_case": d.pick(("upper", "lower"))}
+    fields = d.sample(FIELDS, 3)
+    for n, kind in enumerate(d.sample(KINDS, d.int(1, 3))):
+        fmt = b.secret_format(kind)
+        scheme = d.pick(("Bearer ", "")) if kind == "jwt" else ""
+        field = fields[n]
+        b.entry("leak", (fmt, True), field=field, scheme=scheme, message=d.pick(MESSAGES), component=d.pick(("http", "auth", "client", "worker", "sync")))
+        if d.chance(0.6):
+            b.entry("leak", (v.REDACTED_MARKER, False), field=field, scheme=scheme, message=d.pick(MESSAGES), component="auth")
+    if d.chance(0.7):
+        b.entry("field", (v.UUID, False), field=d.pick(("request_id", "req_id", "correlation_id")))
+    if d.chance(0.6):
+        b.entry("field", (TRACE_ID, False), field=d.pick(("trace_id", "span", "traceparent_id")))
+    if d.chance(0.4):
+        b.entry("field", (v.COMMIT_SHA, False), field=d.pick(("version", "build_sha", "git_sha")))
+    return b.done(layout, keep=0.6)
+
+
+def write(wr: Writer) -> None:
+    d, layout = wr.d, wr.layout
+    service = wr.service()
+    leaks = [e for e in wr.entries if e.form == "leak"]
+    fields = [e for e in wr.entries if e.form == "field"]
+    lines: list[list] = []
+    for entry in leaks:
+        for _ in range(d.int(1, 2) if entry.slots[0].secret else 1):
+            lines.append([("msg", entry["message"]), ("component", entry["component"]), (entry["field"], entry["scheme"], wr.fresh(entry.slots[0]))])
+    for _ in range(d.int(1, 3)):
+        lines.append([("msg", d.pick(("request served", "health check ok", "job queued"))), ("path", f"/v1/{wr.service()}/{d.digits(5)}"), ("status", str(d.pick((200, 201, 204, 404))))])
+    d.rng.shuffle(lines)
+    for line in lines:
+        extra = [(entry["field"], "", wr.fresh(entry.slots[0])) for entry in fields if d.chance(0.7)]
+        _emit(wr, layout, service, line + extra)
+
+
+def _emit(wr: Writer, layout: dict, service: str, fields: list[tuple]) -> None:
+    d = wr.d
+    level = d.pick(("INFO", "INFO", "DEBUG", "WARN"))
+    level = level if layout["level_case"] == "upper" else level.lower()
+    ts = wr.timestamp()
+    if layout["format"] == "json":
+        wr.put('{"ts": "', ts, '", "level": "', level, '", "service": "', service, '"')
+        for name, *value in fields:
+            wr.put(f', "{name}": "')
+            for part in value:
+                wr.put(part if isinstance(part, Mark) else json.dumps(part)[1:-1])
+            wr.put('"')
+        wr.line("}")
+    elif layout["format"] == "logfmt":
+        wr.put(f"ts={ts} level={level} service={service}")
+        for name, *value in fields:
+            text = "".join(p.value if isinstance(p, Mark) else p for p in value)
+            quote = '"' if " " in text else ""
+            wr.put(f" {name}={quote}", *value, quote)
+        wr.line()
+    else:
+        wr.put(f"{ts} {level:<5} [{service}]")
+        for name, *value in fields:
+            if name == "msg":
+                wr.put(" ", *value)
+            else:
+                wr.put(f" {name}=", *value)
+        wr.line()
+
+
+FAMILY = Family("app_log", draw, write, syntax="log", filename="app.log")

@@ -1,0 +1,94 @@
+"""Helpers shared by the families: credential clusters and their look-alikes, quoting.
+
+A credential cluster is a secret entry and up to a few look-alike entries whose key
+names share the secret's subject and role words (`BILLING_API_TOKEN` beside
+`BILLING_API_TOKEN_TTL`, `BILLING_API_TOKEN_SHA256`, `BILLING_PUBLISHABLE_KEY`,
+`TEST_BILLING_API_TOKEN`), so the key words never decide alone what is a secret.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from redaction_pressure.corpus import values as v
+from redaction_pressure.corpus import words as w
+from redaction_pressure.corpus.dialect import Builder, Entry
+from redaction_pressure.corpus.draw import ALNUM
+
+LOOKALIKES = ("setting", "reference", "hash", "public", "fixture", "example", "placeholder", "id")
+
+
+def cluster(
+    b: Builder,
+    kind: str,
+    case: str,
+    *,
+    form: str = "kv",
+    looks: Sequence[str] = LOOKALIKES,
+    count: tuple[int, int] = (1, 2),
+    placeholder: str = "${{{name}}}",
+) -> list[Entry]:
+    """A secret entry of `kind` and `count` look-alike entries drawn from `looks`."""
+    d = b.d
+    fmt = b.secret_format(kind)
+    subject = b.subject(kind)
+    role = b.role(kind)
+    secret_words = (subject, *role)
+    key = w.spell(secret_words, case)
+    entries = [b.entry(form, (fmt, True), key=key)]
+    options = [look for look in looks if _applies(look, fmt)]
+    for look in d.sample(options, min(len(options), d.int(*count))):
+        if look == "setting":
+            suffix, decoy = b.setting()
+            entries.append(b.entry(form, (decoy, False), key=w.spell((*secret_words, *suffix), case)))
+        elif look == "reference":
+            suffix, decoy = b.reference(subject, secret_words)
+            entries.append(b.entry(form, (decoy, False), key=w.spell((*secret_words, *suffix), case)))
+        elif look == "hash":
+            suffix = d.pick(w.HASH_SUFFIXES)
+            decoy = v.digest("fingerprint" if suffix[0] == "fingerprint" else d.pick(("hex64", "sha256_prefixed")))
+            entries.append(b.entry(form, (decoy, False), key=w.spell((*secret_words, *suffix), case)))
+        elif look == "public":
+            entries.append(b.entry(form, (b.public_like(fmt), False), key=w.spell((subject, *d.pick(w.PUBLIC_ROLES)), case)))
+        elif look == "id":
+            decoy = v.Format("identifier", "hex", lambda dd: dd.chars("0123456789abcdef", 24), ALNUM)
+            entries.append(b.entry(form, (decoy, False), key=w.spell((subject, *d.pick(w.ID_ROLES)), case)))
+        elif look == "fixture":
+            marker = d.pick(("test", "fake", "mock", "sample", "ci"))
+            entries.append(b.entry(form, (b.fixture_like(fmt), False), key=w.spell((marker, *secret_words), case)))
+        elif look == "example":
+            entries.append(b.entry(form, (v.example_like(fmt), False), key=w.spell(("example", *secret_words), case)))
+        elif look == "placeholder":
+            name = w.spell(secret_words, "upper_snake")
+            text = placeholder.format(name=name)
+            other = d.pick(("staging", "local", "dev", "fallback", "default"))
+            entries.append(b.entry(form, (v.placeholder(text, "ref"), False), key=w.spell((other, *secret_words), case)))
+    return entries
+
+
+def _applies(look: str, fmt: v.Format) -> bool:
+    if look in ("example", "fixture"):
+        return fmt.kind not in ("private_key", "base64_credential", "jwt")
+    if look == "public":
+        return fmt.kind in ("house_token", "stripe_key", "jwt", "generic_secret")
+    return True
+
+
+SHELL_SAFE = set(ALNUM + "_-.:/+=@%^,")
+
+
+def shell_quote(value_charset: str, preferred: str) -> str:
+    """The quote a shell or .env value needs: `preferred` unless it is unquoted and unsafe."""
+    if preferred == "" and not set(value_charset) <= SHELL_SAFE:
+        return "'"
+    return preferred
+
+
+YAML_PLAIN_SAFE = set(ALNUM + "_-./+=")
+
+
+def yaml_quote(value_charset: str, preferred: str) -> str:
+    """The quote a YAML scalar needs: `preferred` unless it is plain and unsafe."""
+    if preferred == "" and not set(value_charset) <= YAML_PLAIN_SAFE:
+        return '"'
+    return preferred

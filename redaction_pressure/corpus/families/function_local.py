@@ -1,0 +1,71 @@
+"""Python functions that hold a secret in a local variable.
+
+Dialect: 1 to 2 functions, each with its name, the local variable's name and how the
+secret is used (a header, an HMAC, a client); look-alikes: the variable read from the
+environment in a sibling function, a key id, a fixture in a test function. Records parse
+with `ast` and each secret is a string constant's exact value.
+"""
+
+from __future__ import annotations
+
+from redaction_pressure.corpus import values as v
+from redaction_pressure.corpus import words as w
+from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
+from redaction_pressure.corpus.document import Writer
+
+KINDS = ("github_token", "github_pat", "slack_token", "generic_secret", "house_token", "openai_key", "stripe_key", "jwt")
+USES = {
+    "header": '    headers = {{"Authorization": f"Bearer {{{var}}}"}}\n    return requests.get(f"https://api.{domain}/{{path}}", headers=headers, timeout=30).json()\n',
+    "hmac": "    return hmac.new({var}.encode(), body, hashlib.sha256).hexdigest()\n",
+    "client": "    client = {client}(token={var})\n    return client.{call}\n",
+}
+VARS = (("token",), ("api", "key"), ("secret",), ("signing", "key"), ("auth", "token"), ("key",), ("bearer",), ("creds",))
+
+
+def draw(b: Builder) -> FamilyDialect:
+    d = b.d
+    layout = {"quote": d.pick(('"', "'")), "types": d.chance(0.5)}
+    for kind in d.sample(KINDS, d.int(1, 2)):
+        use = d.pick(tuple(USES))
+        var = w.spell((*d.pick(((),) * 3 + ((b.subject(kind),),)), *d.pick(VARS)), "lower_snake")
+        name = w.spell((d.pick(("sync", "sign", "notify", "fetch", "push", "verify")), d.pick(b.world.services)), "lower_snake")
+        b.entry("function", (b.secret_format(kind), True), name=name, var=var, use=use,
+                client=d.pick(("WebClient", "ApiClient", "Client")), call=d.pick(("list_items()", "ping()", "sync(path)")))  # fmt: skip
+        look = d.pick(("environ", "key_id", "fixture", "none"))
+        if look == "environ":
+            env = var.upper()
+            b.entry("environ", (v.placeholder(f'os.environ.get("{env}")', "environ"), False), name=f"{name}_from_env", var=var, use=use)
+        elif look == "key_id":
+            b.entry("assign", (v.UUID, False), var=f"{var}_id")
+        elif look == "fixture":
+            b.entry("test", (b.fixture_like(b.entries[-1].slots[0].fmt), False), name=name, var=var)
+    return b.done(layout, keep=0.8)
+
+
+def write(wr: Writer) -> None:
+    d, layout = wr.d, wr.layout
+    q = layout["quote"]
+    wr.line("import hashlib\nimport hmac\nimport os\n\nimport requests\n")
+    for entry in d.shuffled(wr.entries):
+        slot = entry.slots[0]
+        if entry.form == "assign":
+            wr.line(f"{entry['var'].upper()} = {q}", wr.fresh(slot), q, "\n")
+            continue
+        if entry.form == "test":
+            wr.line(f"def test_{entry['name']}(monkeypatch):")
+            wr.line(f"    {entry['var']} = {q}", wr.fresh(slot), q, f"  # fixture, not a real credential")
+            wr.line(f"    assert {entry['var']}\n")
+            continue
+        args = {"header": "path", "hmac": "body: bytes" if layout["types"] else "body", "client": "path"}[entry["use"]]
+        ret = " -> str" if layout["types"] and entry["use"] == "hmac" else ""
+        wr.line(f"def {entry['name']}({args}){ret}:")
+        wr.line(f'    """{d.pick(("Call the upstream API.", "Sign the payload.", "Talk to the vendor."))}"""')
+        if entry.form == "environ":
+            wr.line(f"    {entry['var']} = ", wr.fresh(slot))
+        else:
+            wr.line(f"    {entry['var']} = {q}", wr.fresh(slot), q)
+        wr.put(USES[entry["use"]].format(var=entry["var"], domain=wr.world.domain, client=entry.words.get("client", "Client"), call=entry.words.get("call", "ping()")))
+        wr.line()
+
+
+FAMILY = Family("function_local", draw, write, syntax="python", filename="jobs.py")

@@ -1,0 +1,60 @@
+"""TOML configuration where visibly fake fixture values sit beside real secrets.
+
+Dialect: table names, the key case, 1 to 2 credential tables, a fixtures table whose
+values keep the secrets' prefixes and lengths with fake bodies (or carry an allowlist
+comment), and settings, references and tenant ids under secret-sounding keys.
+Records parse with `tomllib` and each secret is a string value's exact value.
+"""
+
+from __future__ import annotations
+
+from redaction_pressure.corpus import values as v
+from redaction_pressure.corpus import words as w
+from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
+from redaction_pressure.corpus.document import Writer
+from redaction_pressure.corpus.families.common import cluster
+
+KINDS = ("generic_secret", "stripe_key", "house_token", "house_token", "password", "slack_token", "openai_key")
+
+
+def draw(b: Builder) -> FamilyDialect:
+    d = b.d
+    case = d.pick(("lower_snake", "kebab"))
+    layout = {"case": case, "fixtures": d.pick(("tests.fixtures", "fixtures", "dev.seed", "testing"))}
+    tables: set[str] = set()
+    fixture_keys: set[str] = set()
+    for kind in d.sample(KINDS, d.int(1, 2)):
+        table = d.pick([t for t in (b.subject(kind), "secrets", "vendors", "integrations") if t not in tables])
+        tables.add(table)
+        entries = cluster(b, kind, case, looks=("setting", "reference", "hash", "public", "id"), count=(1, 2))
+        secret_fmt = entries[0].slots[0].fmt
+        for entry in entries:
+            entry.words["table"] = table
+        key = entries[0]["key"]
+        if key in fixture_keys:
+            continue
+        fixture_keys.add(key)
+        b.entry("kv", (b.fixture_like(secret_fmt), False), table=layout["fixtures"], key=key)
+    if d.chance(0.5):
+        b.entry("kv", (v.UUID, False), table="tenant", key=w.spell(("tenant", "id"), case))
+    return b.done(layout, keep=0.7)
+
+
+def write(wr: Writer) -> None:
+    d, layout = wr.d, wr.layout
+    wr.line(f"# {wr.service()}.toml ({wr.world.env})")
+    wr.line(f'[server]\nhost = "0.0.0.0"\nport = {d.pick((8000, 8080, 9000))}\nworkers = {d.int(2, 16)}\n')
+    tables: dict[str, list] = {}
+    for entry in wr.entries:
+        tables.setdefault(entry["table"], []).append(entry)
+    for table in d.shuffled(sorted(tables)):
+        if table == layout["fixtures"]:
+            wr.line(f"[{table}]\n# {d.pick(('Dummy values for the test suite; not real credentials.', 'Fake values used by tests only.', 'Seed data for local runs; nothing here is real.'))}")
+        else:
+            wr.line(f"[{table}]")
+        for entry in tables[table]:
+            wr.line(f'{entry["key"]} = "', wr.fresh(entry.slots[0]), '"')
+        wr.line()
+
+
+FAMILY = Family("toml_config", draw, write, syntax="toml", filename="config.toml")

@@ -1,0 +1,104 @@
+"""The stream: a task's records, the first `shown` of them covering every slot of its dialect.
+
+- The dialect (world, families, entries, slots) comes from `Draw.derived(seed, "dialect")`,
+  and so does the tour: which family each shown record belongs to, every family at least
+  once. A family's first shown record writes all its entries, so every slot appears in
+  the prompt; every other record writes a random subset (at least one secret entry).
+- Record i is written from `Draw.derived(seed, "record", i)` alone. Hidden records pick
+  their family from that generator and use only the dialect's slots, with fresh values.
+- A ledger keeps the stream's promises: no secret value repeats across records (a
+  repeated-key record repeats its own value), no secret occurs inside a decoy or the
+  other way round, every occurrence of a secret value is labelled, and no record holds
+  the prompt's record delimiters. A record that breaks one is redrawn from
+  `Draw.derived(seed, "record", i, "retry", k)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from redaction_pressure.corpus.dialect import Builder, Dialect, FamilyDialect, draw_world
+from redaction_pressure.corpus.document import Writer
+from redaction_pressure.corpus.draw import Draw
+from redaction_pressure.corpus.families import FAMILIES
+from redaction_pressure.spans import Record
+
+_MAX_ATTEMPTS = 32
+"""Redraws allowed for one record before the generator reports a bug."""
+
+
+def draw_dialect(seed: int, shown: int) -> tuple[Dialect, list[int]]:
+    """The task's dialect and its tour (the family index of each shown record)."""
+    d = Draw.derived(seed, "dialect")
+    world = draw_world(d)
+    names = d.sample(sorted(FAMILIES), min(shown, d.int(3, 5)))
+    families = tuple(FAMILIES[name].draw(Builder(name, d, world)) for name in names)
+    tour = d.shuffled([i % len(families) for i in range(shown)])
+    return Dialect(world, families), tour
+
+
+class _Ledger:
+    """Values already placed in one stream, to keep secrets fresh and apart from decoys."""
+
+    def __init__(self) -> None:
+        self.secrets: set[str] = set()
+        self.decoys: set[str] = set()
+
+    def admits(self, record: Record) -> bool:
+        if "<record" in record.text or "</record>" in record.text:
+            return False
+        secrets = {record.value(s) for s in record.secrets}
+        decoys = {record.value(d) for d in record.decoys}
+        if secrets & self.secrets:
+            return False
+        for value in secrets:
+            occurrences = sum(1 for s in record.secrets if record.value(s) == value)
+            if record.text.count(value) != occurrences:
+                return False
+        all_decoys, all_secrets = self.decoys | decoys, self.secrets | secrets
+        return not any(s in d or d in s for s in secrets for d in all_decoys) and not any(
+            s in d or d in s for d in decoys for s in all_secrets
+        )
+
+    def admit(self, record: Record) -> None:
+        self.secrets.update(record.value(s) for s in record.secrets)
+        self.decoys.update(record.value(d) for d in record.decoys)
+
+
+def _write(dialect: Dialect, family: FamilyDialect, d: Draw, full: bool) -> Record:
+    if full:
+        entries = family.entries
+    else:
+        entries = tuple(e for e in family.entries if d.chance(family.keep))
+        if not any(e.has_secret for e in entries):
+            must = d.pick([e for e in family.entries if e.has_secret])
+            entries = tuple(e for e in family.entries if e in entries or e is must)
+    writer = Writer(d, dialect.world, family, entries)
+    FAMILIES[family.family].write(writer)
+    return writer.record(family.family)
+
+
+def stream(seed: int, shown: int = 8) -> Iterator[Record]:
+    """Yield the records of the stream for `seed`; the first `shown` cover every slot."""
+    if shown < 1:
+        raise ValueError(f"shown must be at least 1 (got {shown}): hidden slots must be shown first")
+    dialect, tour = draw_dialect(seed, shown)
+    ledger = _Ledger()
+    seen: set[int] = set()
+    i = 0
+    while True:
+        for attempt in range(_MAX_ATTEMPTS):
+            d = Draw.derived(seed, "record", i, "retry", attempt) if attempt else Draw.derived(seed, "record", i)
+            if i < shown:
+                index, full = tour[i], tour[i] not in seen
+            else:
+                index, full = d.rng.randrange(len(dialect.families)), False
+            record = _write(dialect, dialect.families[index], d, full)
+            if ledger.admits(record):
+                break
+        else:
+            raise RuntimeError(f"record {i} of seed {seed} drew no admissible record in {_MAX_ATTEMPTS} attempts")
+        ledger.admit(record)
+        seen.add(index)
+        yield record
+        i += 1
