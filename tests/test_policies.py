@@ -9,6 +9,7 @@ import regex
 from cases import dev_tasks
 
 from redaction_pressure import policies
+from redaction_pressure.policies import reference
 from redaction_pressure.api import RedactionTask, score_reply
 from redaction_pressure.baselines import LADDER, run_ladder
 from redaction_pressure.rules import MAX_PATTERN_CHARS, MAX_RULES, compile_rules
@@ -61,10 +62,10 @@ class TestBaselinePolicies(unittest.TestCase):
 
     def test_reported_group_becomes_lookarounds(self):
         """A pattern reporting a group inside context removes only the group."""
-        self.assertEqual(policies._reported_part("://[a-z]+:([^@]+)@"), "(?<=://[a-z]+:)(?:[^@]+)(?=@)")
+        self.assertEqual(reference._reported_part("://[a-z]+:([^@]+)@"), "(?<=://[a-z]+:)(?:[^@]+)(?=@)")
         for whole in ("(ghp|gho)_[A-Za-z0-9]{36}", "a(b)+c", "x(y)|z", "plain", "a(b)c(d)"):
             with self.subTest(whole):
-                self.assertEqual(policies._reported_part(whole), whole)
+                self.assertEqual(reference._reported_part(whole), whole)
 
 
 class TestLadder(unittest.TestCase):

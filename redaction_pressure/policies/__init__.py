@@ -1,0 +1,31 @@
+"""Policies: functions from a task (or only its prompt) to the rules a model would answer with.
+
+`reference` holds the oracle, the exploits and the simple baselines; `induction` reads
+only the prompt; `constant` is one answer fitted on train tasks and used unchanged.
+"""
+
+from __future__ import annotations
+
+from redaction_pressure.policies.reference import (
+    ScannerUnavailable,
+    delete_everything_rules,
+    first_character_rules,
+    literal_rules,
+    oracle_rules,
+    prefix_rules,
+    reply,
+    scanner_pieces,
+    scanner_rules,
+)
+
+__all__ = [
+    "ScannerUnavailable",
+    "delete_everything_rules",
+    "first_character_rules",
+    "literal_rules",
+    "oracle_rules",
+    "prefix_rules",
+    "reply",
+    "scanner_pieces",
+    "scanner_rules",
+]
