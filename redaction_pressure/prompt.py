@@ -8,7 +8,9 @@ its secrets as exact JSON strings with their kinds. Every split is framed the sa
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from redaction_pressure.rules import MAX_PATTERN_CHARS, MAX_RULES
 from redaction_pressure.scanner import EPISODE_BUDGET_SECONDS, MAX_MATCHES
@@ -62,3 +64,31 @@ def user_prompt(shown: Sequence[Record], hidden_count: int) -> str:
         "Everything not listed as a secret must survive. Reply with the JSON object of rules."
     )
     return "\n".join(blocks)
+
+
+class PromptRecord(NamedTuple):
+    """A shown record as a model reads it: its kind, its text and its listed secrets."""
+
+    family: str
+    text: str
+    secrets: tuple[tuple[str, str], ...]
+    """(kind, exact value) pairs, in the order the prompt lists them."""
+
+
+_RECORD = re.compile(
+    r'<record number="(\d+)" kind="([a-z0-9_]+)">\n(.*?)\n</record>\n'
+    r'(?:Secrets in record \1 \(exact values, JSON-encoded\):\n((?:- [a-z0-9_]+: "[^\n]*"\n)*)|Record \1 has no secrets\.\n)',
+    re.DOTALL,
+)
+
+
+def parse_user_prompt(user: str) -> list[PromptRecord]:
+    """The shown records of a user prompt, read back from its text alone (inverse of `user_prompt`)."""
+    records = []
+    for match in _RECORD.finditer(user):
+        secrets = []
+        for line in (match.group(4) or "").splitlines():
+            kind, _, value = line[2:].partition(": ")
+            secrets.append((kind, json.loads(value)))
+        records.append(PromptRecord(match.group(2), match.group(3), tuple(secrets)))
+    return records

@@ -100,10 +100,26 @@ class Dialect:
 
 
 _HOUSE_PREFIXES = (
-    ("{a}_live_", "{a}_pub_"), ("{a}_sk_", "{a}_pk_"), ("{a}s_", "{a}p_"), ("{A}-SEC-", "{A}-PUB-"),
+    ("{a}_live_", "{a}_pub_"), ("{a}_sk_", "{a}_pk_"), ("{a}s_", "{a}pub_"), ("{A}-SEC-", "{A}-PUB-"),
     ("{a}-", "{a}-pub-"), ("{a}.", "{a}.id."), ("{a}_", "{a}_app_"), ("{a}srv_", "{a}cli_"),
-    ("{A}K", "{A}I"), ("{a}_prod_", "{a}_client_"), ("{a}_", "{a}_pub_"), ("{a}-key-", "{a}-id-"),
+    ("{A}K", "{A}PK"), ("{a}_prod_", "{a}_client_"), ("{a}_", "{a}_pub_"), ("{a}-key-", "{a}-id-"),
+    ("{a}_app_", "{a}_id_"), ("{a}_cli_", "{a}_pub_"), ("{a}", "{a}_pk_"), ("{A}_", "{A}_ID_"),
 )  # fmt: skip
+"""(secret, public) prefix pairs: a public prefix always carries a marker (pub, pk, id, app,
+cli, client), but `app` and `cli` mark secrets for other vendors."""
+
+
+def _house_roles(d: Draw) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A vendor's naming convention: often one of its two names is ambiguous across vendors."""
+    style = d.int(0, 3)
+    if style == 0:
+        return d.pick(w.AMBIGUOUS_ROLES), d.pick(w.PUBLIC_ONLY_ROLES)
+    if style == 1:
+        return d.pick(w.SECRET_ONLY_ROLES), d.pick(w.AMBIGUOUS_ROLES)
+    if style == 2:
+        secret, public = d.sample(w.AMBIGUOUS_ROLES, 2)
+        return secret, public
+    return d.pick(w.SECRET_ONLY_ROLES), d.pick(w.PUBLIC_ONLY_ROLES)
 
 
 def draw_house(d: Draw, taken: set[str]) -> House:
@@ -113,12 +129,15 @@ def draw_house(d: Draw, taken: set[str]) -> House:
         if vendor not in taken and abbr not in {t[: len(abbr)] for t in taken}:
             break
     secret, public = d.pick(_HOUSE_PREFIXES)
+    secret_role, public_role = _house_roles(d)
     alphabet = d.pick(sorted(v.HOUSE_ALPHABETS))
     group = d.pick((0, 0, 0, 4, 5, 6, 8))
     return House(
         vendor=vendor,
         secret_prefix=secret.format(a=abbr, A=abbr.upper()),
         public_prefix=public.format(a=abbr, A=abbr.upper()),
+        secret_role=secret_role,
+        public_role=public_role,
         alphabet=alphabet,
         length=d.pick((20, 24, 28, 32, 36, 40, 48)),
         group=group,
@@ -155,6 +174,7 @@ class Builder:
         self.d = d
         self.world = world
         self.entries: list[Entry] = []
+        self.keys: set[str] = set()
 
     # -- slots and entries --------------------------------------------------------------
 
@@ -212,16 +232,22 @@ class Builder:
         }
         return fixed[kind]
 
-    def subject(self, kind: str) -> str:
+    def subject(self, kind: str, fmt: Format | None = None) -> str:
         """The key-name subject a credential of `kind` sits under: vendor, service or house."""
+        house = self.house_for(fmt) if fmt else None
+        if house:
+            return house.vendor
         if kind == "house_token":
             return self.d.pick(self.world.houses).vendor
         if kind in w.PUBLISHED_SUBJECTS and self.d.chance(0.7):
             return self.d.pick(w.PUBLISHED_SUBJECTS[kind])
         return self.d.pick(self.world.services)
 
-    def role(self, kind: str) -> tuple[str, ...]:
-        """Role words for a credential of `kind`."""
+    def role(self, kind: str, fmt: Format | None = None) -> tuple[str, ...]:
+        """Role words for a credential of `kind` (a house token goes by its vendor's convention)."""
+        house = self.house_for(fmt) if fmt else None
+        if house:
+            return house.secret_role
         if kind in ("sql_password", "dsn_password", "password"):
             return self.d.pick(w.PASSWORD_ROLES)
         if kind == "base64_credential":
@@ -233,7 +259,21 @@ class Builder:
         return self.d.pick(w.TOKEN_ROLES + w.KEY_ROLES)
 
     def house_for(self, fmt: Format) -> House | None:
-        return next((h for h in self.world.houses if h.vendor == fmt.label and fmt.kind == "house_token"), None)
+        return next((h for h in self.world.houses if h.vendor == fmt.label and fmt.kind in ("house_token", "public_key")), None)
+
+    def public_role(self, secret: Format) -> tuple[str, ...]:
+        """Role words for the public look-alike of `secret`."""
+        house = self.house_for(secret)
+        return house.public_role if house else self.d.pick(w.PUBLIC_ROLES)
+
+    def claim(self, words: Sequence[str], case: str) -> str:
+        """A key name for `words` not yet used by this family (a second one gets a qualifier)."""
+        for qualifier in ((), ("legacy",), ("backup",), ("secondary",), ("v2",), ("old",)):
+            key = w.spell((*qualifier, *words), case)
+            if key not in self.keys:
+                self.keys.add(key)
+                return key
+        raise RuntimeError(f"family {self.family} ran out of key names for {words}")
 
     # -- look-alikes ----------------------------------------------------------------------------
 

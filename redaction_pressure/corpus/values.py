@@ -222,12 +222,18 @@ class House:
     """An invented vendor's token format, drawn per task: prefix, alphabet, length, grouping, checksum.
 
     `public_prefix` marks the vendor's public identifiers, drawn in the same alphabet and
-    length, so only the prefix and the key they sit under tell them from secrets.
+    length. Vendors name their credentials differently (`api key` is public for one, the
+    secret for another), so only the prefix and the vendor's convention, as the task's
+    shown records establish it, tell the two apart.
     """
 
     vendor: str
     secret_prefix: str
     public_prefix: str
+    secret_role: tuple[str, ...]
+    """The words the vendor's secret goes by (`api key` for one vendor, `api secret` for another)."""
+    public_role: tuple[str, ...]
+    """The words its public identifier goes by: `api key` may be public for one vendor, secret for the next."""
     alphabet: str
     length: int
     group: int

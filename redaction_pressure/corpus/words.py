@@ -60,6 +60,22 @@ PUBLIC_ROLES = (
 )  # fmt: skip
 ID_ROLES = (("key", "id"), ("client", "id"), ("app", "id"), ("account", "id"), ("token", "id"), ("access", "key", "id"))
 
+# A vendor's two credentials, the secret and the public one, are named from these. The
+# ambiguous names are secret for some vendors and public for others (PostHog's project
+# API key and Pusher's app key are public, SendGrid's API key is secret).
+AMBIGUOUS_ROLES = (
+    ("api", "key"), ("key",), ("access", "key"), ("app", "key"), ("token",), ("client", "token"),
+    ("write", "key"), ("api", "token"), ("project", "key"), ("ingest", "key"),
+)  # fmt: skip
+SECRET_ONLY_ROLES = (
+    ("secret",), ("api", "secret"), ("secret", "key"), ("client", "secret"), ("private", "key"),
+    ("auth", "token"), ("admin", "key"), ("master", "key"), ("server", "key"), ("app", "secret"),
+)  # fmt: skip
+PUBLIC_ONLY_ROLES = (
+    ("client", "id"), ("app", "id"), ("public", "key"), ("publishable", "key"), ("site", "key"),
+    ("account", "id"), ("browser", "key"), ("public", "token"), ("search", "key"),
+)  # fmt: skip
+
 # Suffixes that turn a credential's key name into a look-alike's.
 HASH_SUFFIXES = (("sha256",), ("hash",), ("digest",), ("checksum",), ("fingerprint",))
 SETTING_SUFFIXES = (
@@ -81,7 +97,7 @@ PUBLISHED_SUBJECTS = {
 }
 
 SERVICES = (
-    "billing", "ledger", "orders", "search", "notify", "inventory", "payments", "reporting",
+    "billing", "ledger", "orders", "quotes", "notify", "inventory", "payments", "reporting",
     "shipping", "catalog", "analytics", "checkout", "profiles", "webhooks", "auth", "media",
     "exports", "pricing", "fraud", "gateway", "metrics", "mailer", "sync", "audit",
 )  # fmt: skip

@@ -48,12 +48,12 @@ class ScannerUnavailable(RuntimeError):
 
 def oracle_rules(hidden: Sequence[Record]) -> list[Rule]:
     """Rules that remove exactly the hidden secrets."""
-    return _pack(_secret_pieces(hidden, _whole))
+    return pack(_secret_pieces(hidden, _whole))
 
 
 def first_character_rules(hidden: Sequence[Record]) -> list[Rule]:
     """Rules that delete only the first character of every hidden secret."""
-    return _pack(_secret_pieces(hidden, _first_char))
+    return pack(_secret_pieces(hidden, _first_char))
 
 
 def delete_everything_rules() -> list[Rule]:
@@ -63,7 +63,7 @@ def delete_everything_rules() -> list[Rule]:
 def literal_rules(shown: Sequence[Record]) -> list[Rule]:
     """Rules that redact exactly the secret values the prompt shows (memorisation)."""
     values = sorted({record.value(span) for record in shown for span in record.secrets})
-    return _pack(_fitting(regex.escape(v) for v in values), strict=False)
+    return pack(_fitting(regex.escape(v) for v in values), strict=False)
 
 
 def prefix_rules(shown: Sequence[Record]) -> list[Rule]:
@@ -79,7 +79,7 @@ def prefix_rules(shown: Sequence[Record]) -> list[Rule]:
 
 def scanner_rules() -> list[Rule]:
     """detect-secrets' regex detectors as rules; raises ScannerUnavailable without the extra."""
-    return _pack(_fitting(scanner_pieces()), strict=False)
+    return pack(_fitting(scanner_pieces()), strict=False)
 
 
 def scanner_pieces() -> list[str]:
@@ -189,7 +189,7 @@ def _occurrences(haystack: str, needle: str) -> int:
     return count
 
 
-def _pack(pieces: list[str], strict: bool = True) -> list[Rule]:
+def pack(pieces: list[str], strict: bool = True) -> list[Rule]:
     """Pack pieces into alternations of at most the pattern limit.
 
     Strict (the oracle): more than the rule limit is a corpus bug and raises. Otherwise

@@ -8,6 +8,7 @@ header already `[REDACTED]`, a public key in another parameter, request ids.
 from __future__ import annotations
 
 from redaction_pressure.corpus import values as v
+from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
 
@@ -26,10 +27,12 @@ def draw(b: Builder) -> FamilyDialect:
             if d.chance(0.6):
                 b.entry("header", (v.REDACTED_MARKER, False), scheme=scheme)
         else:
-            param = d.pick(("access_token", "api_key", "token", "key", "sig", "auth"))
+            house = b.house_for(fmt)
+            param = w.spell(house.secret_role, "lower_snake") if house else d.pick(("access_token", "api_key", "token", "key", "sig", "auth"))
             b.entry("query", (fmt, True), param=param, path=f"/api/v{d.int(1, 3)}/{d.pick(b.world.services)}")
-            if kind in ("house_token", "stripe_key", "generic_secret") and d.chance(0.6):
-                b.entry("query", (b.public_like(fmt), False), param=d.pick(("client_id", "pk", "app_key", "publishable_key")), path=f"/api/v1/{d.pick(b.world.services)}")
+            if house or (kind in ("stripe_key", "generic_secret") and d.chance(0.6)):
+                public = w.spell(house.public_role, "lower_snake") if house else d.pick(("client_id", "pk", "publishable_key"))
+                b.entry("query", (b.public_like(fmt), False), param=public, path=f"/api/v1/{d.pick(b.world.services)}")
     if d.chance(0.6):
         b.entry("rid", (v.UUID, False), name=d.pick(("rid", "request_id", "x_request_id")))
     return b.done(layout, keep=0.7)

@@ -33,16 +33,19 @@ def draw(b: Builder) -> FamilyDialect:
     for n, kind in enumerate(d.sample(KINDS, d.int(1, 3))):
         fmt = b.secret_format(kind)
         scheme = d.pick(("Bearer ", "")) if kind == "jwt" else ""
-        field = fields[n]
+        house = b.house_for(fmt)
+        field = w.spell((house.vendor, *house.secret_role), "lower_snake") if house else fields[n]
         b.entry("leak", (fmt, True), field=field, scheme=scheme, message=d.pick(MESSAGES), component=d.pick(("http", "auth", "client", "worker", "sync")))
         if d.chance(0.6):
             b.entry("leak", (v.REDACTED_MARKER, False), field=field, scheme=scheme, message=d.pick(MESSAGES), component="auth")
+        if house:
+            b.entry("field", (b.public_like(fmt), False), field=w.spell((house.vendor, *house.public_role), "lower_snake"))
     if d.chance(0.7):
         b.entry("field", (v.UUID, False), field=d.pick(("request_id", "req_id", "correlation_id")))
     if d.chance(0.6):
         b.entry("field", (TRACE_ID, False), field=d.pick(("trace_id", "span", "traceparent_id")))
     if d.chance(0.4):
-        b.entry("field", (v.COMMIT_SHA, False), field=d.pick(("version", "build_sha", "git_sha")))
+        b.entry("field", (v.COMMIT_SHA, False), field=d.pick(("git_sha", "commit", "build_commit")))
     return b.done(layout, keep=0.6)
 
 

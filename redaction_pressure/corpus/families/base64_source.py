@@ -32,7 +32,7 @@ def draw(b: Builder) -> FamilyDialect:
         elif look == "hash":
             b.entry("assign", (v.digest("hex64"), False), name=w.spell(("auth", "sha256"), case))
         else:
-            b.entry("comment", (v.COMMIT_SHA, False), text=d.pick(("vendored from upstream at ", "copied from commit ")))
+            b.entry("comment", (v.COMMIT_SHA, False), text=d.pick(("vendored from upstream commit ", "copied from commit ")))
     return b.done(layout, keep=0.7)
 
 

@@ -14,7 +14,7 @@ from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
-from redaction_pressure.corpus.families.common import cluster, yaml_quote
+from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, note, yaml_quote
 
 KINDS = ("npm_token", "github_token", "gitlab_pat", "github_pat", "house_token", "generic_secret", "slack_token", "password")
 COMMANDS = (
@@ -29,11 +29,11 @@ ACTIONS = ("actions/checkout", "actions/setup-node", "actions/cache", "docker/lo
 def draw(b: Builder) -> FamilyDialect:
     d = b.d
     system = d.pick(("github", "gitlab"))
-    layout = {"system": system, "quote": d.pick(("", '"', "'")), "job": d.pick(("release", "publish", "deploy", "build"))}
+    layout = {"system": system, "quote": d.pick(("", '"', "'")), "job": d.pick(("release", "publish", "deploy", "build")), "pragma": d.chance(0.6), "marker": d.pick(ALLOW_MARKERS)}
     store = "${{{{ secrets.{name} }}}}" if system == "github" else "${{CI_{name}}}"
     for kind in d.sample(KINDS, d.int(1, 3)):
         if d.chance(0.5):
-            for entry in cluster(b, kind, "upper_snake", form="env", looks=("placeholder", "setting", "fixture", "reference"), placeholder=store):
+            for entry in cluster(b, kind, "upper_snake", form="env", looks=("placeholder", "setting", "fixture", "reference", "allowlisted"), placeholder=store):
                 entry.words["quote"] = yaml_quote(entry.slots[0].fmt.charset, layout["quote"])
         else:
             name, template = d.pick(COMMANDS)
@@ -55,7 +55,7 @@ def write(wr: Writer) -> None:
             wr.line("    env:")
             for entry in envs:
                 q = entry.words.get("quote", "")
-                wr.line(f"      {entry['key']}: {q}", wr.fresh(entry.slots[0]), q)
+                wr.line(f"      {entry['key']}: {q}", wr.fresh(entry.slots[0]), q + note(entry, layout))
         wr.line("    steps:")
         for entry in pins:
             wr.line(f"      - uses: {entry['action']}@", wr.fresh(entry.slots[0]))
@@ -69,7 +69,7 @@ def write(wr: Writer) -> None:
             wr.line("variables:")
             for entry in envs:
                 q = entry.words.get("quote", "")
-                wr.line(f"  {entry['key']}: {q}", wr.fresh(entry.slots[0]), q)
+                wr.line(f"  {entry['key']}: {q}", wr.fresh(entry.slots[0]), q + note(entry, layout))
             wr.line()
         wr.line(f"{job}:\n  stage: {job}\n  image: node:{d.pick((18, 20, 22))}\n  script:")
         for entry in pins:

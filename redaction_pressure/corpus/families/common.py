@@ -15,7 +15,12 @@ from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Entry
 from redaction_pressure.corpus.draw import ALNUM
 
-LOOKALIKES = ("setting", "reference", "hash", "public", "fixture", "example", "placeholder", "id")
+PRAGMA = "  # pragma: allowlist secret"
+"""The inline comment scanners honour: a team's marking for a value it decided is no secret."""
+ALLOW_MARKERS = ("# pragma: allowlist secret", "# gitleaks:allow", "# trufflehog:ignore", "# nosec", "# noqa: S105")
+"""Allowlist comments of detect-secrets, gitleaks, trufflehog, bandit and ruff; a task uses one."""
+
+LOOKALIKES = ("setting", "reference", "hash", "public", "fixture", "example", "placeholder", "id", "allowlisted")
 
 
 def cluster(
@@ -28,50 +33,70 @@ def cluster(
     count: tuple[int, int] = (1, 2),
     placeholder: str = "${{{name}}}",
 ) -> list[Entry]:
-    """A secret entry of `kind` and `count` look-alike entries drawn from `looks`."""
+    """A secret entry of `kind` and `count` look-alike entries drawn from `looks`.
+
+    A house token always comes with its vendor's public identifier, named by the vendor's
+    convention, in the same alphabet and length.
+    """
     d = b.d
     fmt = b.secret_format(kind)
-    subject = b.subject(kind)
-    role = b.role(kind)
+    subject = b.subject(kind, fmt)
+    role = b.role(kind, fmt)
     secret_words = (subject, *role)
-    key = w.spell(secret_words, case)
-    entries = [b.entry(form, (fmt, True), key=key)]
-    options = [look for look in looks if _applies(look, fmt)]
+    entries = [b.entry(form, (fmt, True), key=b.claim(secret_words, case))]
+    if b.house_for(fmt):
+        entries.append(b.entry(form, (b.public_like(fmt), False), key=b.claim((subject, *b.public_role(fmt)), case)))
+    options = [look for look in looks if _applies(look, fmt) and not (look == "public" and b.house_for(fmt))]
     for look in d.sample(options, min(len(options), d.int(*count))):
         if look == "setting":
             suffix, decoy = b.setting()
-            entries.append(b.entry(form, (decoy, False), key=w.spell((*secret_words, *suffix), case)))
+            entries.append(b.entry(form, (decoy, False), key=b.claim((*secret_words, *suffix), case)))
         elif look == "reference":
             suffix, decoy = b.reference(subject, secret_words)
-            entries.append(b.entry(form, (decoy, False), key=w.spell((*secret_words, *suffix), case)))
+            # Half the time the reference sits under the secret's own words (`DB_PASSWORD=/run/secrets/db`).
+            words = (d.pick(("staging", "shared", "prod")), *secret_words) if d.chance(0.5) else (*secret_words, *suffix)
+            entries.append(b.entry(form, (decoy, False), key=b.claim(words, case)))
         elif look == "hash":
             suffix = d.pick(w.HASH_SUFFIXES)
             decoy = v.digest("fingerprint" if suffix[0] == "fingerprint" else d.pick(("hex64", "sha256_prefixed")))
-            entries.append(b.entry(form, (decoy, False), key=w.spell((*secret_words, *suffix), case)))
+            entries.append(b.entry(form, (decoy, False), key=b.claim((*secret_words, *suffix), case)))
         elif look == "public":
-            entries.append(b.entry(form, (b.public_like(fmt), False), key=w.spell((subject, *d.pick(w.PUBLIC_ROLES)), case)))
+            entries.append(b.entry(form, (b.public_like(fmt), False), key=b.claim((subject, *b.public_role(fmt)), case)))
         elif look == "id":
             decoy = v.Format("identifier", "hex", lambda dd: dd.chars("0123456789abcdef", 24), ALNUM)
-            entries.append(b.entry(form, (decoy, False), key=w.spell((subject, *d.pick(w.ID_ROLES)), case)))
+            entries.append(b.entry(form, (decoy, False), key=b.claim((subject, *d.pick(w.ID_ROLES)), case)))
         elif look == "fixture":
             marker = d.pick(("test", "fake", "mock", "sample", "ci"))
-            entries.append(b.entry(form, (b.fixture_like(fmt), False), key=w.spell((marker, *secret_words), case)))
+            entries.append(b.entry(form, (b.fixture_like(fmt), False), key=b.claim((marker, *secret_words), case)))
+        elif look == "allowlisted":
+            # A full-entropy value the team marked as no secret, under the secret's own words.
+            decoy = v.Format("test_fixture", "allowlisted", fmt.make, fmt.charset)
+            entries.append(b.entry(form, (decoy, False), key=b.claim((d.pick(("test", "local", "ci", "dev")), *secret_words), case), allowlisted=True))
         elif look == "example":
-            entries.append(b.entry(form, (v.example_like(fmt), False), key=w.spell(("example", *secret_words), case)))
+            entries.append(b.entry(form, (v.example_like(fmt), False), key=b.claim(("example", *secret_words), case)))
         elif look == "placeholder":
             name = w.spell(secret_words, "upper_snake")
             text = placeholder.format(name=name)
             other = d.pick(("staging", "local", "dev", "fallback", "default"))
-            entries.append(b.entry(form, (v.placeholder(text, "ref"), False), key=w.spell((other, *secret_words), case)))
+            entries.append(b.entry(form, (v.placeholder(text, "ref"), False), key=b.claim((other, *secret_words), case)))
     return entries
 
 
 def _applies(look: str, fmt: v.Format) -> bool:
-    if look in ("example", "fixture"):
+    if look in ("example", "fixture", "allowlisted"):
         return fmt.kind not in ("private_key", "base64_credential", "jwt")
     if look == "public":
         return fmt.kind in ("house_token", "stripe_key", "jwt", "generic_secret")
     return True
+
+
+def note(entry: Entry, layout: dict) -> str:
+    """The allowlist comment an entry's line carries, if any: always for an allowlisted value,
+    for a visibly fake fixture when the task's layout marks fixtures too."""
+    slot = entry.slots[0]
+    if entry.words.get("allowlisted") or (slot.kind == "test_fixture" and layout.get("pragma")):
+        return "  " + layout["marker"]
+    return ""
 
 
 SHELL_SAFE = set(ALNUM + "_-.:/+=@%^,")

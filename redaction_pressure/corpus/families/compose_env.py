@@ -12,7 +12,7 @@ from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.draw import HEX
-from redaction_pressure.corpus.families.common import cluster, yaml_quote
+from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, note, yaml_quote
 
 KINDS = ("generic_secret", "stripe_key", "slack_token", "house_token", "password", "openai_key", "jwt", "house_token")
 IMAGE_DIGEST = v.Format("hash_digest", "image", lambda d: "sha256:" + d.chars(HEX, 64), HEX + "sha:")
@@ -22,9 +22,10 @@ def draw(b: Builder) -> FamilyDialect:
     d = b.d
     style = d.pick(("compose_map", "compose_list", "kubernetes", "k8s_secret"))
     layout = {"style": style, "quote": d.pick(("", '"', "'")) if style != "compose_list" else "", "app": d.pick(b.world.services)}
-    looks = ("placeholder", "setting", "reference") if style.startswith("compose") else ("setting", "reference", "ref_k8s")
+    layout["marker"] = d.pick(ALLOW_MARKERS)
+    looks = ("placeholder", "setting", "reference", "allowlisted", "public") if style.startswith("compose") else ("setting", "reference", "allowlisted", "public")
     for kind in d.sample(KINDS, d.int(1, 3)):
-        for entry in cluster(b, kind, "upper_snake", form="env", looks=[x for x in looks if x != "ref_k8s"], count=(0, 2)):
+        for entry in cluster(b, kind, "upper_snake", form="env", looks=looks, count=(0, 2)):
             entry.words["quote"] = yaml_quote(entry.slots[0].fmt.charset, layout["quote"])
     if style == "kubernetes":
         b.entry("secret_ref", (v.Format("secret_reference", "k8s", lambda dd, name=f"{layout['app']}-secrets": name, "abc-"), False),
@@ -50,9 +51,9 @@ def write(wr: Writer) -> None:
         for entry in d.shuffled(envs):
             q = entry["quote"]
             if style == "compose_map":
-                wr.line(f"      {entry['key']}: {q}", wr.fresh(entry.slots[0]), q)
+                wr.line(f"      {entry['key']}: {q}", wr.fresh(entry.slots[0]), q + note(entry, layout))
             else:
-                wr.line(f"      - {entry['key']}=", wr.fresh(entry.slots[0]))
+                wr.line(f"      - {entry['key']}=", wr.fresh(entry.slots[0]), note(entry, layout))
         for key, value in plain:
             wr.line(f"      {key}: \"{value}\"" if style == "compose_map" else f"      - {key}={value}")
         wr.line(f"    depends_on: [db]\n  db:\n    image: postgres:{d.pick((15, 16, 17))}")
@@ -60,7 +61,7 @@ def write(wr: Writer) -> None:
         wr.line(f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: {app}-secrets\n  namespace: {wr.world.env}\ntype: Opaque\nstringData:")
         for entry in d.shuffled(envs):
             q = entry["quote"]
-            wr.line(f"  {entry['key']}: {q}", wr.fresh(entry.slots[0]), q)
+            wr.line(f"  {entry['key']}: {q}", wr.fresh(entry.slots[0]), q + note(entry, layout))
     else:
         wr.line(f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {app}\nspec:\n  replicas: {d.int(1, 5)}\n  template:\n    spec:\n      containers:\n        - name: {app}")
         wr.line("          image: ", *image_parts)
@@ -70,7 +71,7 @@ def write(wr: Writer) -> None:
                 wr.line(f"            - name: {entry['key']}\n              valueFrom:\n                secretKeyRef:\n                  name: ", wr.fresh(entry.slots[0]), f"\n                  key: {entry['ref_key']}")
             else:
                 q = entry["quote"] or '"'
-                wr.line(f"            - name: {entry['key']}\n              value: {q}", wr.fresh(entry.slots[0]), q)
+                wr.line(f"            - name: {entry['key']}\n              value: {q}", wr.fresh(entry.slots[0]), q + note(entry, layout))
 
 
 FAMILY = Family("compose_env", draw, write, syntax="yaml", filename="compose.yaml")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
-from redaction_pressure.corpus.families.common import cluster, shell_quote
+from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, note, shell_quote
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.values import placeholder
 
@@ -28,6 +28,8 @@ def draw(b: Builder) -> FamilyDialect:
         "header": d.pick(("# {service} ({env}), loaded by docker compose", "# Environment for {service} - {env}", "## {service}.env", "")),
         "sections": d.chance(0.5),
         "db_url": d.chance(0.4),
+        "pragma": d.chance(0.6),
+        "marker": d.pick(ALLOW_MARKERS),
     }
     for kind in d.sample(KINDS, d.int(2, 4)):
         if kind == "aws_access_key_id":
@@ -69,7 +71,7 @@ def write(wr: Writer) -> None:
             lines.append((f"{export}{entry['key']}={entry['prefix']}", wr.fresh(entry.slots[0]), entry["suffix"]))
         else:
             quote = entry.words.get("quote", "")
-            lines.append((f"{export}{entry['key']}={quote}", wr.fresh(entry.slots[0]), quote))
+            lines.append((f"{export}{entry['key']}={quote}", wr.fresh(entry.slots[0]), quote + note(entry, layout)))
     lines = d.shuffled(lines)
     if layout["sections"] and len(lines) > 3:
         lines.insert(d.int(1, len(lines) - 1), (f"\n# --- {d.pick(('secrets', 'vendors', 'integrations', 'runtime'))} ---",))

@@ -46,7 +46,7 @@ def draw(b: Builder) -> FamilyDialect:
         user = d.pick(b.world.users)
         host = f"{d.pick(b.world.services)}-{d.pick(('db', 'primary', 'cache', 'mq'))}.{b.world.domain}" if port else f"cluster0.{d.pick(w.ORGS)}{d.digits(3)}.mongodb.net"
         tail = f"{host}{f':{port}' if port else ''}/{d.pick(w.DATABASES)}{d.pick(('', '?sslmode=require', '?retryWrites=true&w=majority', '?connect_timeout=10'))}"
-        before, after = call.split("{url}")
+        before, after = call.replace("{{", "{").replace("}}", "}").split("{url}")
         b.entry("dsn", (secret, True), before=before + f"{scheme}://{user}:", after="@" + tail + after)
         look = d.pick(("placeholder", "fixture", "reference", "commit"))
         if look == "placeholder":
@@ -58,7 +58,7 @@ def draw(b: Builder) -> FamilyDialect:
             suffix, ref = b.reference(user, (user, "password"))
             b.entry("ref", (ref, False), key=w.spell((user, "password", *suffix), "upper_snake"))
         else:
-            b.entry("commit", (v.COMMIT_SHA, False), text=d.pick(("schema pinned to commit ", "migrations at ", "generated from ")))
+            b.entry("commit", (v.COMMIT_SHA, False), text=d.pick(("schema pinned to commit ", "migrations at commit ", "generated from commit ")))
     return b.done(layout, keep=0.75)
 
 

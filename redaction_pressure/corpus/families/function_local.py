@@ -12,6 +12,7 @@ from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
+from redaction_pressure.corpus.families.common import PRAGMA
 
 KINDS = ("github_token", "github_pat", "slack_token", "generic_secret", "house_token", "openai_key", "stripe_key", "jwt")
 USES = {
@@ -24,19 +25,23 @@ VARS = (("token",), ("api", "key"), ("secret",), ("signing", "key"), ("auth", "t
 
 def draw(b: Builder) -> FamilyDialect:
     d = b.d
-    layout = {"quote": d.pick(('"', "'")), "types": d.chance(0.5)}
+    layout = {"quote": d.pick(('"', "'")), "types": d.chance(0.5), "pragma": d.chance(0.6)}
     for kind in d.sample(KINDS, d.int(1, 2)):
         use = d.pick(tuple(USES))
-        var = w.spell((*d.pick(((),) * 3 + ((b.subject(kind),),)), *d.pick(VARS)), "lower_snake")
+        fmt = b.secret_format(kind)
+        house = b.house_for(fmt)
+        var = w.spell((house.vendor, *house.secret_role) if house else (*d.pick(((),) * 3 + ((b.subject(kind),),)), *d.pick(VARS)), "lower_snake")
         name = w.spell((d.pick(("sync", "sign", "notify", "fetch", "push", "verify")), d.pick(b.world.services)), "lower_snake")
-        b.entry("function", (b.secret_format(kind), True), name=name, var=var, use=use,
+        b.entry("function", (fmt, True), name=name, var=var, use=use,
                 client=d.pick(("WebClient", "ApiClient", "Client")), call=d.pick(("list_items()", "ping()", "sync(path)")))  # fmt: skip
-        look = d.pick(("environ", "key_id", "fixture", "none"))
+        look = d.pick(("environ", "key_id", "fixture", "none", "public") if house else ("environ", "key_id", "fixture", "none"))
         if look == "environ":
             env = var.upper()
             b.entry("environ", (v.placeholder(f'os.environ.get("{env}")', "environ"), False), name=f"{name}_from_env", var=var, use=use)
         elif look == "key_id":
             b.entry("assign", (v.UUID, False), var=f"{var}_id")
+        elif look == "public":
+            b.entry("assign", (b.public_like(fmt), False), var=w.spell((house.vendor, *house.public_role), "lower_snake"))
         elif look == "fixture":
             b.entry("test", (b.fixture_like(b.entries[-1].slots[0].fmt), False), name=name, var=var)
     return b.done(layout, keep=0.8)
@@ -53,7 +58,7 @@ def write(wr: Writer) -> None:
             continue
         if entry.form == "test":
             wr.line(f"def test_{entry['name']}(monkeypatch):")
-            wr.line(f"    {entry['var']} = {q}", wr.fresh(slot), q, f"  # fixture, not a real credential")
+            wr.line(f"    {entry['var']} = {q}", wr.fresh(slot), q, PRAGMA if layout["pragma"] else "  # fixture, not a real credential")
             wr.line(f"    assert {entry['var']}\n")
             continue
         args = {"header": "path", "hmac": "body: bytes" if layout["types"] else "body", "client": "path"}[entry["use"]]

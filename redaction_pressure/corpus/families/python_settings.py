@@ -13,7 +13,7 @@ from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
-from redaction_pressure.corpus.families.common import cluster
+from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, note
 
 KINDS = ("google_api_key", "house_token", "house_token", "generic_secret", "stripe_key", "openai_key", "generic_secret")
 AWS_WORDS = {"id": ("aws", "access", "key", "id"), "secret": ("aws", "secret", "access", "key"), "session": ("aws", "session", "token")}
@@ -23,7 +23,7 @@ def draw(b: Builder) -> FamilyDialect:
     d = b.d
     style = d.pick(("constants", "dict", "class"))
     case = "upper_snake" if style == "constants" else d.pick(("lower_snake", "upper_snake"))
-    layout = {"style": style, "quote": d.pick(('"', "'")), "name": d.pick(("SETTINGS", "CONFIG", "CREDENTIALS", "Settings"))}
+    layout = {"style": style, "quote": d.pick(('"', "'")), "name": d.pick(("SETTINGS", "CONFIG", "CREDENTIALS", "Settings")), "pragma": d.chance(0.6), "marker": d.pick(ALLOW_MARKERS)}
     if d.chance(0.75):
         session = d.chance(0.35)
         slots = [(v.aws_access_key_id("ASIA" if session else "AKIA"), True), (v.AWS_SECRET, True)]
@@ -41,6 +41,7 @@ def draw(b: Builder) -> FamilyDialect:
 def write(wr: Writer) -> None:
     d, layout = wr.d, wr.layout
     q = layout["quote"]
+    style = layout["style"]
     service = wr.service()
     wr.line(f'"""{d.pick(("Settings", "Configuration", "Runtime settings"))} for the {service} service."""')
     wr.line()
@@ -65,15 +66,15 @@ def write(wr: Writer) -> None:
             if slot.kind == "placeholder":
                 items.append((_key(layout, entry["key"]), wr.fresh(slot)))
             else:
-                items.append((_key(layout, entry["key"]), q, wr.fresh(slot), q))
+                comment = note(entry, layout)
+                items.append((_key(layout, entry["key"]), q, wr.fresh(slot), q, ("," if style == "dict" else "") + comment if comment else ""))
     items = d.shuffled(items)
     for comment in comments:
         wr.line(*comment)
-    style = layout["style"]
     if style == "dict":
         wr.line(f"{layout['name'].upper()} = {{")
         for key, *value in items:
-            wr.line(f"    {key}: ", *value, ",")
+            wr.line(f"    {key}: ", *value, "" if isinstance(value[-1], str) and "#" in value[-1] else ",")
         wr.line("}")
     elif style == "class":
         wr.line(f"class {layout['name'].capitalize()}:")

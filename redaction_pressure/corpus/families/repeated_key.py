@@ -23,8 +23,8 @@ def draw(b: Builder) -> FamilyDialect:
     layout = {"indent": d.pick((2, 4)), "quote": d.pick(("", '"', "'")), "case": case, "header": d.pick(("services", "clients", "integrations"))}
     kind = d.pick(KINDS)
     fmt = b.secret_format(kind)
-    subject = b.subject(kind)
-    role = b.role(kind)
+    subject = b.subject(kind, fmt)
+    role = b.role(kind, fmt)
     b.entry("shared", (fmt, True), key=w.spell((subject, *role), case), quote=yaml_quote(fmt.charset, layout["quote"]))
     for look in d.sample(("id", "setting", "reference", "public"), d.int(1, 3)):
         if look == "id":
@@ -36,7 +36,7 @@ def draw(b: Builder) -> FamilyDialect:
             suffix, decoy = b.reference(subject, (subject, *role))
             b.entry("kv", (decoy, False), key=w.spell((subject, *role, *suffix), case))
         elif kind in ("house_token", "stripe_key", "generic_secret"):
-            b.entry("kv", (b.public_like(fmt), False), key=w.spell((subject, *d.pick(w.PUBLIC_ROLES)), case))
+            b.entry("kv", (b.public_like(fmt), False), key=w.spell((subject, *b.public_role(fmt)), case))
     return b.done(layout, keep=0.8)
 
 

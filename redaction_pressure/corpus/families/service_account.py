@@ -34,8 +34,8 @@ def draw(b: Builder) -> FamilyDialect:
     else:
         house = d.pick(b.world.houses)
         case = d.pick(("lower_snake", "camel"))
-        b.entry("kv", (v.house_public(house), False), key=w.spell(d.pick((("key", "id"), ("public", "key"), ("client", "id"))), case))
-        b.entry("kv", (v.house_token(house), True), key=w.spell(d.pick((("secret",), ("secret", "key"), ("api", "secret"), ("private", "key"))), case))
+        b.entry("kv", (v.house_public(house), False), key=w.spell(house.public_role, case))
+        b.entry("kv", (v.house_token(house), True), key=w.spell(house.secret_role, case))
         layout["vendor"] = house.vendor
     return b.done(layout, keep=1.0)
 

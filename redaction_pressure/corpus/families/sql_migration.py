@@ -36,7 +36,7 @@ def draw(b: Builder) -> FamilyDialect:
     else:
         b.entry("mysql_hash", (v.Format("hash_digest", "mysql_native", lambda dd: "*" + dd.chars("0123456789ABCDEF", 40), "0123456789ABCDEF*"), False), role=role)
     if d.chance(0.6):
-        b.entry("comment", (v.COMMIT_SHA, False), text=d.pick(("generated from commit ", "schema revision ", "see ")))
+        b.entry("comment", (v.COMMIT_SHA, False), text=d.pick(("generated from commit ", "schema at commit ", "see commit ")))
     return b.done(layout, keep=0.7)
 
 

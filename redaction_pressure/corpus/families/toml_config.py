@@ -12,7 +12,7 @@ from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
-from redaction_pressure.corpus.families.common import cluster
+from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, note
 
 KINDS = ("generic_secret", "stripe_key", "house_token", "house_token", "password", "slack_token", "openai_key")
 
@@ -20,13 +20,13 @@ KINDS = ("generic_secret", "stripe_key", "house_token", "house_token", "password
 def draw(b: Builder) -> FamilyDialect:
     d = b.d
     case = d.pick(("lower_snake", "kebab"))
-    layout = {"case": case, "fixtures": d.pick(("tests.fixtures", "fixtures", "dev.seed", "testing"))}
+    layout = {"case": case, "fixtures": d.pick(("tests.fixtures", "fixtures", "dev.seed", "testing")), "pragma": d.chance(0.6), "marker": d.pick(ALLOW_MARKERS)}
     tables: set[str] = set()
     fixture_keys: set[str] = set()
     for kind in d.sample(KINDS, d.int(1, 2)):
         table = d.pick([t for t in (b.subject(kind), "secrets", "vendors", "integrations") if t not in tables])
         tables.add(table)
-        entries = cluster(b, kind, case, looks=("setting", "reference", "hash", "public", "id"), count=(1, 2))
+        entries = cluster(b, kind, case, looks=("setting", "reference", "hash", "public", "id", "allowlisted"), count=(1, 2))
         secret_fmt = entries[0].slots[0].fmt
         for entry in entries:
             entry.words["table"] = table
@@ -53,7 +53,7 @@ def write(wr: Writer) -> None:
         else:
             wr.line(f"[{table}]")
         for entry in tables[table]:
-            wr.line(f'{entry["key"]} = "', wr.fresh(entry.slots[0]), '"')
+            wr.line(f'{entry["key"]} = "', wr.fresh(entry.slots[0]), '"' + note(entry, layout))
         wr.line()
 
 

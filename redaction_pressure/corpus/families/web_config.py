@@ -31,9 +31,9 @@ def draw(b: Builder) -> FamilyDialect:
     for _ in range(d.int(1, 2)):
         kind = d.pick(("house_token", "stripe_key", "generic_secret", "house_token"))
         fmt = b.secret_format(kind)
-        subject = b.subject(kind)
-        b.entry("kv", (fmt, True), key=w.spell((subject, *b.role(kind)), case))
-        b.entry("kv", (b.public_like(fmt), False), key=w.spell((subject, *d.pick(w.PUBLIC_ROLES)), case))
+        subject = b.subject(kind, fmt)
+        b.entry("kv", (fmt, True), key=b.claim((subject, *b.role(kind, fmt)), case))
+        b.entry("kv", (b.public_like(fmt), False), key=b.claim((subject, *b.public_role(fmt)), case))
     for look in d.sample(("sentry", "recaptcha", "placeholder", "publishable"), d.int(1, 3)):
         if look == "sentry":
             b.entry("sentry", (SENTRY_KEY, False), key=w.spell(("sentry", "dsn"), case), project=d.digits(7), org=d.digits(6))

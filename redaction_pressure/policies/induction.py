@@ -1,0 +1,210 @@
+"""Induction: rules written from the prompt alone, the way a careful reader would.
+
+The policy reads the user prompt's text (never the task's records or spans): the shown
+records and the secrets listed for each. For every listed occurrence it looks for the
+smallest piece `(?<=LEFT)VALUE(?=RIGHT)` that removes, on the shown records, only whole
+listed secrets and covers this one:
+
+- LEFT is the last k units of the text before the value on its line (a unit is a run of
+  word characters or one other character; digit runs generalise to `\\d+`), tried for
+  k = 1, 2, ...; a leading word unit gets a word boundary;
+- VALUE is first the broadest class the delimiters allow (`[^\\s"'...]+`); if that also
+  matches text that is not a secret, the characters of those look-alikes that no secret
+  of the piece uses are excluded, and then generic guards are tried (no run of six equal
+  characters, no fake-sounding word, no `EXAMPLE` ending, no counting sequence);
+- RIGHT is the character that follows the value (or the end of the line).
+
+PEM blocks get one block rule; values no context can pin get a shape rule (their literal
+prefix, their character class, their length range). Pieces are packed into at most 24
+rules. Everything needed is in the prompt, since the task's hidden records reuse the
+shown records' slots; this policy is the proof that the tasks are solvable from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import regex
+
+from redaction_pressure.policies.reference import pack
+from redaction_pressure.prompt import PromptRecord, parse_user_prompt
+from redaction_pressure.rules import MAX_PATTERN_CHARS, Rule
+
+MAX_UNITS = 8
+PEM = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"
+_FAKE_WORDS = ("fake", "dummy", "test", "sample", "notreal", "example", "mock", "xxxx")
+_GUARDS = (
+    ("repeat", r"(?!\S*?(\S)\1{5})"),
+    ("words", r"(?!\S*?(?i:" + "|".join(_FAKE_WORDS) + "))"),
+    ("sequence", r"(?!\S*?(?i:0123456789|abcdef0123))"),
+)
+
+
+@dataclass(frozen=True)
+class _Occurrence:
+    record: int
+    start: int
+    end: int
+
+    def key(self) -> tuple[int, int, int]:
+        return (self.record, self.start, self.end)
+
+
+def induction_rules(user_prompt: str) -> list[Rule]:
+    """Rules induced from the shown records and listed secrets of a user prompt."""
+    records = parse_user_prompt(user_prompt)
+    texts = [r.text for r in records]
+    occurrences = _occurrences(records)
+    spans = {o.key() for o in occurrences}
+    pieces: list[str] = []
+    covered: set[tuple[int, int, int]] = set()
+    for occurrence in occurrences:
+        if occurrence.key() in covered:
+            continue
+        for piece in _candidates(texts, occurrence, spans):
+            hits = _exact_hits(piece, texts, spans)
+            if hits is not None and occurrence.key() in hits:
+                pieces.append(piece)
+                covered |= hits
+                break
+    return pack([p for p in pieces if len(p) + 4 <= MAX_PATTERN_CHARS], strict=False)
+
+
+def _occurrences(records: Sequence[PromptRecord]) -> list[_Occurrence]:
+    found = []
+    for n, record in enumerate(records):
+        for value in dict.fromkeys(value for _, value in record.secrets):
+            at = record.text.find(value)
+            while at >= 0:
+                found.append(_Occurrence(n, at, at + len(value)))
+                at = record.text.find(value, at + len(value))
+    return found
+
+
+def _exact_hits(piece: str, texts: Sequence[str], spans: set[tuple[int, int, int]]) -> set[tuple[int, int, int]] | None:
+    """The listed secrets `piece` removes on the shown texts, or None if it touches anything else."""
+    try:
+        pattern = regex.compile(piece)
+    except regex.error:
+        return None
+    hits = set()
+    for n, text in enumerate(texts):
+        for match in pattern.finditer(text, timeout=0.5):
+            key = (n, match.start(), match.end())
+            if key not in spans:
+                return None
+            hits.add(key)
+    return hits
+
+
+def _candidates(texts: Sequence[str], occ: _Occurrence, spans: set[tuple[int, int, int]]):
+    text = texts[occ.record]
+    value = text[occ.start : occ.end]
+    if value.startswith("-----BEGIN"):
+        yield PEM
+    # The context may reach back into the previous line (a YAML `- name:` above `value:`).
+    line_start = text.rfind("\n", 0, occ.start) + 1
+    previous_start = text.rfind("\n", 0, max(line_start - 1, 0)) + 1 if line_start else 0
+    units = _units(text[previous_start : occ.start])
+    right, stop = _right(text, occ.end)
+    stable = next((k for k, unit in enumerate(units) if _variable(unit)), len(units))
+    lefts = [_left(units[:k]) for k in range(1, min(stable, MAX_UNITS) + 1)] or [r"(?m:^)"]
+    # Broad classes with ever longer contexts first; narrowed classes and guards only after.
+    for narrow in (False, True):
+        for left in lefts:
+            for body in _bodies(texts, left, right, stop, value, spans, narrow):
+                yield f"(?<={left}){body}(?={right})"
+    yield _shape(value)
+
+
+def _units(before: str) -> list[str]:
+    """Units of `before`, right to left: runs of word characters or of blanks, or single other characters."""
+    units, i = [], len(before)
+    while i > 0:
+        j = i - 1
+        if before[j].isalnum() or before[j] == "_":
+            while j > 0 and (before[j - 1].isalnum() or before[j - 1] == "_"):
+                j -= 1
+        elif before[j] in " \t":
+            while j > 0 and before[j - 1] in " \t":
+                j -= 1
+        units.append(before[j:i])
+        i = j
+    return units
+
+
+def _variable(unit: str) -> bool:
+    """A unit that is a value, not wording: letters mixed with digits (ids, hashes, timestamps)."""
+    return len(unit) > 2 and any(c.isdigit() for c in unit) and any(c.isalpha() for c in unit)
+
+
+def _left(units: Sequence[str]) -> str:
+    out = ""
+    for unit in reversed(units):
+        if unit[0].isalnum() or unit[0] == "_":
+            out += "".join(r"\d+" if part.isdigit() else regex.escape(part) for part in regex.split(r"(\d+)", unit) if part)
+        else:
+            out += regex.escape(unit)
+    first = units[-1]
+    if first[0].isalnum() or first[0] == "_":
+        out = r"(?<![A-Za-z0-9_])" + out
+    return out
+
+
+def _right(text: str, end: int) -> tuple[str, str]:
+    """The lookahead after a value, and the character it stops at (any whitespace stands for all)."""
+    if end >= len(text) or text[end].isspace():
+        return r"\s|\Z", "\n"
+    return regex.escape(text[end]), text[end]
+
+
+def _bodies(texts: Sequence[str], left: str, right: str, stop: str, value: str, spans: set[tuple[int, int, int]], narrow: bool):
+    """Value classes for one context: the broadest, or narrowed by the look-alikes it would hit."""
+    stops = ({"\n", " ", "\t", '"', "'", "`", stop}) - set(value)
+    broad = _negated(stops)
+    if not narrow:
+        yield broad + "+"
+        return
+    # What the broad class would take that is not a secret: drop characters no secret uses.
+    probe = regex.compile(f"(?<={left}){broad}+(?={right})")
+    used, taken = set(value), set()
+    for n, text in enumerate(texts):
+        for match in probe.finditer(text, timeout=0.5):
+            if (n, match.start(), match.end()) in spans:
+                used |= set(match.group())
+            else:
+                taken |= set(match.group())
+    # Letters and digits are never excluded: hidden values draw them freely.
+    strangers = {c for c in taken - used if not c.isalnum()}
+    if strangers:
+        narrowed = _negated(stops | strangers) + "+"
+        yield narrowed
+    else:
+        narrowed = broad + "+"
+    for _, guard in _GUARDS:
+        if guard.count("fake") and any(word in value.lower() for word in _FAKE_WORDS):
+            continue
+        yield guard + narrowed
+    yield narrowed + "(?<!EXAMPLE)"
+
+
+def _negated(stops: set[str]) -> str:
+    return "[^" + "".join(sorted({r"\s" if c in " \n\t" else regex.escape(c) for c in stops if c})) + "]"
+
+
+def _shape(value: str) -> str:
+    """A shape rule: the literal prefix up to the first non-alphanumeric separator, then the class and length."""
+    match = regex.match(r"[A-Za-z]{2,12}[_.-](?:[a-z]{2,5}[_.-])?", value)
+    prefix = match.group() if match else ""
+    rest = value[len(prefix) :]
+    classes = ""
+    if any(c.islower() for c in rest):
+        classes += "a-z"
+    if any(c.isupper() for c in rest):
+        classes += "A-Z"
+    if any(c.isdigit() for c in rest):
+        classes += "0-9"
+    classes += "".join(sorted(regex.escape(c) for c in set(rest) if not c.isalnum()))
+    n = len(rest)
+    return rf"(?<![A-Za-z0-9_]){regex.escape(prefix)}[{classes}]{{{max(1, n - 2)},{n + 2}}}(?![A-Za-z0-9_])"
