@@ -484,7 +484,10 @@ def _yaml_holds(kind: str, secret: str, parsed: str) -> bool:
         return True
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", parsed, flags=re.S) and parsed.partition("=")[2] == secret:
         return True
-    return "\n" in parsed and secret in parsed
+    # In a multi-line command, the secret is one whole word of it (delimited by space, quote, = or :).
+    if secret[:1] in " '\"=:" or secret[-1:] in " '\"":
+        return False
+    return "\n" in parsed and bool(re.search(rf"(?:^|[\s'\"=:]){re.escape(secret)}(?=$|[\s'\"])", parsed, flags=re.M))
 
 
 def _json_escaped(kind: str, secret: str, parsed: str) -> bool:
@@ -725,7 +728,7 @@ _KNOWN_PREFIXES = sorted(
 )  # fmt: skip
 _HOUSE_PREFIX = re.compile(r"[A-Za-z]{2,8}[-_.](?:[A-Za-z]{2,6}[-_.])?")
 """A vendor-style prefix: a short word and a separator, maybe twice (`zorv_live_`, `ZORV-SEC-`)."""
-FIXTURE_BITS = 3.0
+FIXTURE_BITS = 2.5
 _SEQUENCES = ("0123456789abcdefghijklmnopqrstuvwxyz", "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -742,11 +745,11 @@ def fixture_body(value: str) -> str:
 def fixture_entropy_limit(n: int) -> float:
     """Below this many bits per character an n-character body is visibly repetitive.
 
-    3.0 bits, but never above log2(n) - 1: n random characters cannot exceed log2(n)
+    2.5 bits, but never above log2(n) - 1.5: n random characters cannot exceed log2(n)
     bits, so a flat 3.0 would call a short random password (10 characters, two
     repeats: 2.9 bits) a fixture.
     """
-    return min(FIXTURE_BITS, math.log2(max(n, 2)) - 1.0)
+    return min(FIXTURE_BITS, math.log2(max(n, 2)) - 1.5)
 
 
 def _sequential_run(body: str, n: int = 8) -> bool:
@@ -759,7 +762,7 @@ def _visibly_fake(value: str, line: str) -> bool:
 
     The body (`fixture_body`) is fake when it holds a lower-case fake word (fake, dummy,
     test, notreal, sample, example, mock), counts (8 characters of `0123456789abcdef...`),
-    or its entropy is below `fixture_entropy_limit` (3.0 bits per character for 16+).
+    or its entropy is below `fixture_entropy_limit` (2.5 bits per character for 16+).
     """
     if _ALLOWLIST.search(line):
         return True
@@ -771,12 +774,14 @@ def _visibly_fake(value: str, line: str) -> bool:
     )
 
 
-def _public_key(value: str, line: str, public_prefixes: tuple[str, ...] = ()) -> bool:
+def _public_key(value: str, line: str, public_prefixes: tuple[tuple[str, str], ...] = ()) -> bool:
     """A public key by its shape, a value under an unambiguously public name (`*_publishable_key`,
     `client_id`, `pk`), or a vendor's public identifier: a value with one of the task's house
     public prefixes (`public_prefixes`, the vendor convention the task's shown records establish)."""
-    if public_prefixes and value.startswith(public_prefixes):
-        return True
+    for public, secret in public_prefixes:
+        # The longest matching prefix decides: a vendor's secret prefix may extend its public one.
+        if value.startswith(public) and not (len(secret) > len(public) and value.startswith(secret)):
+            return True
     if _SSH_PUBLIC.fullmatch(value) or _PEM_PUBLIC.fullmatch(value):
         return True
     if value.startswith(("MFkw", "MCow", "MIIB", "MIIC")):
@@ -808,7 +813,9 @@ DECOY_RULES: dict[str, Callable[[str, str], bool]] = {
     "placeholder": lambda value, line: bool(_PLACEHOLDER.fullmatch(value)),
     # 40 lower-case hex on a line that names a commit, checkout, ref, sha, revision or an
     # action pin (`uses: x@sha`).
-    "commit_sha": lambda value, line: bool(re.fullmatch(r"[0-9a-f]{40}", value) and _COMMIT_WORDS.search(line)),
+    "commit_sha": lambda value, line: bool(
+        re.fullmatch(r"[0-9a-f]{40}", value) and _COMMIT_WORDS.search(line[max(0, line.find(value) - 40) : line.find(value)])
+    ),
     "uuid": lambda value, line: bool(_UUID4.fullmatch(value)),
     # A digest by its self-describing shape (sha256:, sha384-, SHA256:, SCRAM-SHA-256$,
     # md5 + 32 hex, MySQL * + 40 hex); bare hex64 only on a line that names a digest,
@@ -833,7 +840,7 @@ DECOY_RULES: dict[str, Callable[[str, str], bool]] = {
 }
 
 
-def recognisably_not_secret(kind: str, value: str, line: str, public_prefixes: tuple[str, ...] = ()) -> bool:
+def recognisably_not_secret(kind: str, value: str, line: str, public_prefixes: tuple[tuple[str, str], ...] = ()) -> bool:
     """Whether a value of decoy `kind` on `line` is recognisably not a secret, by that kind's rule.
 
     `line` is the full text line(s) holding the value. Unknown kinds (secret kinds) are
@@ -846,21 +853,24 @@ def recognisably_not_secret(kind: str, value: str, line: str, public_prefixes: t
     return rule is not None and rule(value, line)
 
 
-def decoy_rules_accepting(value: str, line: str, public_prefixes: tuple[str, ...] = ()) -> list[str]:
+def decoy_rules_accepting(value: str, line: str, public_prefixes: tuple[tuple[str, str], ...] = ()) -> list[str]:
     """The decoy kinds whose rule accepts `value` on `line`: [] for a value that looks like a secret."""
     return [kind for kind in DECOY_RULES if recognisably_not_secret(kind, value, line, public_prefixes)]
 
 
-def shown_public_prefixes(task_seed: int, shown: list[Record]) -> tuple[str, ...]:
-    """The house public prefixes the task's shown records establish: each starts a value in the
-    shown text that the prompt does not list as a secret, and starts no listed secret."""
+def shown_public_prefixes(task_seed: int, shown: list[Record]) -> tuple[tuple[str, str], ...]:
+    """The (public, secret) prefix pairs of the task's vendors that its shown records establish:
+    the public prefix starts a value the prompt does not list as a secret, and no listed secret
+    starts with it unless it starts with the (longer) secret prefix too."""
     from redaction_pressure.corpus import draw_dialect
 
     dialect, _ = draw_dialect(task_seed, len(shown))
     listed = [r.value(s) for r in shown for s in r.secrets]
     prefixes = []
     for house in dialect.world.houses:
-        unlisted = any(r.value(d).startswith(house.public_prefix) for r in shown for d in r.decoys)
-        if unlisted and not any(v.startswith(house.public_prefix) for v in listed):
-            prefixes.append(house.public_prefix)
+        pub, sec = house.public_prefix, house.secret_prefix
+        unlisted = any(r.value(d).startswith(pub) for r in shown for d in r.decoys)
+        longer = len(sec) > len(pub) and sec.startswith(pub)
+        if unlisted and not any(v.startswith(pub) and not (longer and v.startswith(sec)) for v in listed):
+            prefixes.append((pub, sec))
     return tuple(prefixes)

@@ -320,7 +320,7 @@ RULE_CASES = [
 ]
 
 
-def _prefixes(task: int, records: list[Located]) -> tuple[str, ...]:
+def _prefixes(task: int, records: list[Located]) -> tuple[tuple[str, str], ...]:
     """The house public prefixes dev task `task`'s shown records establish."""
     shown = [loc.record for loc in records][:8]
     return shown_public_prefixes(seed_for("dev", task), shown)

@@ -104,22 +104,21 @@ _HOUSE_PREFIXES = (
     ("{a}-", "{a}-pub-"), ("{a}.", "{a}.id."), ("{a}_", "{a}_app_"), ("{a}srv_", "{a}cli_"),
     ("{A}K", "{A}PK"), ("{a}_prod_", "{a}_client_"), ("{a}_", "{a}_pub_"), ("{a}-key-", "{a}-id-"),
     ("{a}_app_", "{a}_id_"), ("{a}_cli_", "{a}_pub_"), ("{a}", "{a}_pk_"), ("{A}_", "{A}_ID_"),
+    ("{a}_", "{a}_v1_"), ("{a}_x_", "{a}_"), ("{a}_app_", "{a}_"), ("{a}-", "{a}-web-"),
 )  # fmt: skip
-"""(secret, public) prefix pairs: a public prefix always carries a marker (pub, pk, id, app,
-cli, client), but `app` and `cli` mark secrets for other vendors."""
+"""(secret, public) prefix pairs. Most public prefixes carry a marker (pub, pk, id, client),
+some an ambiguous one (`app`, `cli` and `web` mark secrets for other vendors) or none: what
+tells a vendor's public identifier is its prefix as the task's shown records establish it."""
 
 
 def _house_roles(d: Draw) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A vendor's naming convention: often one of its two names is ambiguous across vendors."""
-    style = d.int(0, 3)
-    if style == 0:
-        return d.pick(w.AMBIGUOUS_ROLES), d.pick(w.PUBLIC_ONLY_ROLES)
-    if style == 1:
-        return d.pick(w.SECRET_ONLY_ROLES), d.pick(w.AMBIGUOUS_ROLES)
-    if style == 2:
-        secret, public = d.sample(w.AMBIGUOUS_ROLES, 2)
-        return secret, public
-    return d.pick(w.SECRET_ONLY_ROLES), d.pick(w.PUBLIC_ONLY_ROLES)
+    """A vendor's naming convention. Most vendors name at least one credential ambiguously
+    (`api key`, `token`, `access key`), so the key words alone rarely say which is secret."""
+    secret = d.pick(w.AMBIGUOUS_ROLES) if d.chance(0.7) else d.pick(w.SECRET_ONLY_ROLES)
+    while True:
+        public = d.pick(w.AMBIGUOUS_ROLES) if d.chance(0.7) else d.pick(w.PUBLIC_ONLY_ROLES)
+        if public != secret:
+            return secret, public
 
 
 def draw_house(d: Draw, taken: set[str]) -> House:

@@ -12,7 +12,7 @@ from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
 
-KINDS = ("jwt", "base64_credential", "house_token", "generic_secret", "github_token", "stripe_key")
+KINDS = ("jwt", "base64_credential", "generic_secret", "github_token", "stripe_key") + ("house_token",) * 4
 AGENTS = ("curl/8.5.0", "python-requests/2.32.3", "okhttp/4.12.0", "Go-http-client/2.0", "axios/1.7.2")
 
 

@@ -17,7 +17,7 @@ from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Mark, Writer
 from redaction_pressure.corpus.draw import HEX
 
-KINDS = ("jwt", "github_token", "slack_token", "openai_key", "house_token", "generic_secret", "stripe_key", "gitlab_pat")
+KINDS = ("jwt", "github_token", "slack_token", "openai_key", "generic_secret", "stripe_key", "gitlab_pat") + ("house_token",) * 4
 FIELDS = ("token", "api_key", "auth", "access_token", "key", "credential", "bearer", "secret", "authorization", "x_api_key")
 MESSAGES = (
     "upstream call failed", "request authenticated", "retrying with stored credential", "webhook delivered",

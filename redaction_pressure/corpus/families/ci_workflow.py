@@ -16,7 +16,7 @@ from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, note, yaml_quote
 
-KINDS = ("npm_token", "github_token", "gitlab_pat", "github_pat", "house_token", "generic_secret", "slack_token", "password")
+KINDS = ("npm_token", "github_token", "gitlab_pat", "github_pat", "generic_secret", "slack_token", "password") + ("house_token",) * 4
 COMMANDS = (
     ("curl", 'curl -sf -H "Authorization: Bearer {v}" https://api.{domain}/v1/releases'),
     ("npmrc", 'echo "//registry.npmjs.org/:_authToken={v}" > .npmrc'),

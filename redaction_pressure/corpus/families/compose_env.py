@@ -14,7 +14,7 @@ from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.draw import HEX
 from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, note, yaml_quote
 
-KINDS = ("generic_secret", "stripe_key", "slack_token", "house_token", "password", "openai_key", "jwt", "house_token")
+KINDS = ("generic_secret", "generic_secret", "stripe_key", "slack_token", "password", "openai_key", "jwt") + ("house_token",) * 5
 IMAGE_DIGEST = v.Format("hash_digest", "image", lambda d: "sha256:" + d.chars(HEX, 64), HEX + "sha:")
 
 

@@ -16,7 +16,8 @@ from redaction_pressure.corpus.values import placeholder
 
 KINDS = (
     "stripe_key", "openai_key", "npm_token", "slack_token", "gitlab_pat", "github_pat", "github_token",
-    "generic_secret", "generic_secret", "house_token", "house_token", "password", "jwt", "aws_access_key_id",
+    "generic_secret", "generic_secret", "generic_secret", "password", "jwt", "aws_access_key_id",
+    "house_token", "house_token", "house_token", "house_token", "house_token", "house_token",
 )  # fmt: skip
 
 

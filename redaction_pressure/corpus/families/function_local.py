@@ -14,7 +14,7 @@ from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.families.common import PRAGMA
 
-KINDS = ("github_token", "github_pat", "slack_token", "generic_secret", "house_token", "openai_key", "stripe_key", "jwt")
+KINDS = ("github_token", "github_pat", "slack_token", "generic_secret", "openai_key", "stripe_key", "jwt") + ("house_token",) * 4
 USES = {
     "header": '    headers = {{"Authorization": f"Bearer {{{var}}}"}}\n    return requests.get(f"https://api.{domain}/{{path}}", headers=headers, timeout=30).json()\n',
     "hmac": "    return hmac.new({var}.encode(), body, hashlib.sha256).hexdigest()\n",

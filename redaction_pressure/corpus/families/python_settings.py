@@ -15,7 +15,7 @@ from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, note
 
-KINDS = ("google_api_key", "house_token", "house_token", "generic_secret", "stripe_key", "openai_key", "generic_secret")
+KINDS = ("google_api_key", "stripe_key", "openai_key", "generic_secret", "generic_secret") + ("house_token",) * 5
 AWS_WORDS = {"id": ("aws", "access", "key", "id"), "secret": ("aws", "secret", "access", "key"), "session": ("aws", "session", "token")}
 
 

@@ -14,7 +14,7 @@ from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Mark, Writer
 from redaction_pressure.corpus.families.common import yaml_quote
 
-KINDS = ("stripe_key", "openai_key", "google_api_key", "generic_secret", "house_token", "house_token", "slack_token")
+KINDS = ("stripe_key", "openai_key", "google_api_key", "generic_secret", "slack_token") + ("house_token",) * 5
 
 
 def draw(b: Builder) -> FamilyDialect:

@@ -14,7 +14,7 @@ from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, note
 
-KINDS = ("generic_secret", "stripe_key", "house_token", "house_token", "password", "slack_token", "openai_key")
+KINDS = ("generic_secret", "generic_secret", "stripe_key", "password", "slack_token", "openai_key") + ("house_token",) * 5
 
 
 def draw(b: Builder) -> FamilyDialect:

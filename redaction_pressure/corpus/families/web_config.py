@@ -29,7 +29,7 @@ def draw(b: Builder) -> FamilyDialect:
     }
     b.entry("kv", (v.GOOGLE_API_KEY, True), key=w.spell(("api", "key"), case))
     for _ in range(d.int(1, 2)):
-        kind = d.pick(("house_token", "stripe_key", "generic_secret", "house_token"))
+        kind = d.pick(("house_token", "stripe_key", "generic_secret", "house_token", "house_token"))
         fmt = b.secret_format(kind)
         subject = b.subject(kind, fmt)
         b.entry("kv", (fmt, True), key=b.claim((subject, *b.role(kind, fmt)), case))
