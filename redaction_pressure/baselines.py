@@ -50,11 +50,15 @@ def _scanner() -> tuple[Rule, ...]:
 
 LADDER: tuple[Policy, ...] = (
     Policy("oracle", "rules built from the hidden secrets (the ceiling)", lambda t: policies.oracle_rules(t.hidden)),
+    Policy("induction", "rules induced from the prompt alone: each listed secret's key context and value class, guarded against the look-alikes beside it", lambda t: policies.induction_rules(t.prompt.user)),
+    Policy("constant", "one answer fitted on train tasks (mined contexts, shapes, key words), the same for every task", lambda t: policies.constant_rules()),
+    Policy("prefix", "one rule per key prefix seen in the prompt, plus the token after it", lambda t: policies.prefix_rules(t.shown)),
+    Policy("after_separator", "every value of 8+ characters after = or : (quoted or not), and PEM blocks", lambda t: policies.after_separator_rules()),
+    Policy("long_tokens", "every token of 20+ characters mixing upper case, lower case and digits, and PEM blocks", lambda t: policies.long_token_rules()),
+    Policy("delete_everything", "one rule (?s).+", lambda t: policies.delete_everything_rules()),
+    Policy("scanner", "detect-secrets' regex detectors (optional extra)", lambda t: list(_scanner())),
     Policy("no_rules", "an empty rule list", lambda t: []),
     Policy("first_character", "delete the first character of every hidden secret", lambda t: policies.first_character_rules(t.hidden)),
-    Policy("delete_everything", "one rule (?s).+", lambda t: policies.delete_everything_rules()),
-    Policy("prefix", "one rule per key prefix seen in the prompt, plus the token after it", lambda t: policies.prefix_rules(t.shown)),
-    Policy("scanner", "detect-secrets' regex detectors (optional extra)", lambda t: list(_scanner())),
     Policy("literal", "redact exactly the secret values shown in the prompt", lambda t: policies.literal_rules(t.shown)),
 )  # fmt: skip
 POLICIES = {policy.name: policy for policy in LADDER}

@@ -21,12 +21,17 @@ You write redaction rules for a stream of text records: config files, logs, .env
 SQL, CI workflows, shell scripts and similar documents.
 
 You are shown the first records of a stream with every secret in them listed. Your \
-rules will then run on later records of the same stream that you do not see: they \
-contain new secret values of the same kinds, and look-alikes that are not secrets \
-(documented example keys, placeholders, commit SHAs, UUIDs, hashes, public keys, \
-values marked as test fixtures, text already reading [REDACTED]). A rule must remove \
-each secret value completely, and nothing else: not the key name, the quotes, a \
-"Bearer " prefix or any look-alike. Everything that is not a secret must survive untouched.
+rules will then run on later records of the same stream that you do not see: the same \
+kinds of documents written the same way (the same key names, layouts and token formats), \
+with new secret values. Each stream has its own conventions, and look-alikes that are not \
+secrets sit beside the secrets: documented example keys, placeholders and references to \
+secrets by name, settings such as TTLs under secret-sounding names, commit SHAs, UUIDs and \
+other ids, hashes, public keys and a vendor's public identifiers (which may look just like \
+its secret tokens), test fixtures (visibly fake, or marked with an allowlist comment), and \
+text already reading [REDACTED]. A value in a shown record that is not listed as a secret \
+is not one. A rule must remove each secret value completely, and nothing else: not the key \
+name, the quotes, a "Bearer " prefix or any look-alike. Everything that is not a secret must \
+survive untouched.
 
 Answer with one JSON object and nothing else (it may be wrapped in a single ```json fence):
 {{"rules": [{{"pattern": "<regex>", "replacement": "[REDACTED]"}}]}}

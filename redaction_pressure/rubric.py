@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from redaction_pressure.spans import Record
 
-REWARD_SCHEMA_VERSION = "2"
+REWARD_SCHEMA_VERSION = "3"
 WEIGHTS = {"recall": 0.35, "precision": 0.35, "clean_gate": 0.30}
 
 

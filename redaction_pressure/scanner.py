@@ -6,7 +6,8 @@ text of every record; the removed set is the union of all match spans, so rule o
 does not matter. Matching stops at the first error:
 
 - `invalid_regex`: a pattern fails the static check or does not compile (nothing runs);
-- `empty_match`: a match of zero length (a redaction rule must remove something);
+- `empty_match`: a match of zero length, or an inverted one (`\K` in a lookahead), which
+  removes nothing;
 - `excessive_matches`: more than `budget.max_matches` matches in the episode;
 - `timeout`: one (rule, record) call ran into the per-call cap;
 - `budget_exhausted`: a call ran into what was left of the shared episode budget.
@@ -77,11 +78,15 @@ def scan(rules: Sequence[Rule], texts: Sequence[str], budget: Budget = DEFAULT_B
             try:
                 for m in pattern.finditer(text, timeout=limit):
                     begin, end = m.span()
-                    if begin == end:
+                    # NOTE: `\K` inside a lookahead makes `regex` report a span that ends before
+                    # it starts; counting it would subtract from the removed characters and
+                    # lift precision above 1. An inverted span removes nothing: an error too.
+                    if end <= begin:
+                        what = "the empty string" if begin == end else f"an inverted span ({begin}, {end})"
                         error = RedactionError(
                             "empty_match", r, t,
-                            f"rule {r}: matched the empty string at offset {begin} of hidden "
-                            f"record {t}; a redaction rule must remove at least one character",
+                            f"rule {r}: matched {what} at offset {begin} of hidden record {t}; "
+                            "a redaction rule must remove at least one character",
                         )  # fmt: skip
                         break
                     matches += 1

@@ -53,6 +53,8 @@ BAD_ANSWERS: list[tuple[str, str, str]] = [
     ("fuzzy matching", reply(("(?:AKIA){e<=3}", "")), "invalid_regex"),
     ("compile bomb", reply(("((a{1000}){1000}){100}", "")), "invalid_regex"),
     ("empty match", reply(("x*", "")), "empty_match"),
+    # `\K` inside a lookahead ends a match before it starts: counted, it would lift precision above 1.
+    ("inverted span", reply((r"[^\n](?=[^\n]\K)", "[REDACTED]")), "empty_match"),
     ("excessive matches", reply(("(?s).", "")), "excessive_matches"),
     # Exponential on any text: the lookbehind hides the impossible NUL from regex's
     # required-literal check, so the first call runs into the per-call cap.

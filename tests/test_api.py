@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import time
 import unittest
 
@@ -56,7 +57,11 @@ class TestLoadTask(unittest.TestCase):
             tasks = [load_task("train", 0), load_task("dev", 0), load_task("private_eval", 0)]
         self.assertEqual(len({t.prompt.system for t in tasks}), 1)
         for task in tasks:
-            self.assertNotRegex(task.prompt.user + task.prompt.system, r"(?i)\b(exam|private|held[- ]out|test set)\b")
+            # The framing, not the records (a PEM block says PRIVATE KEY, a fixture may say test).
+            framing = re.sub(r"<record [^>]*>\n.*?\n</record>\n(?:Secrets in record \d+ .*?:\n(?:- .*\n)*)?", "", task.prompt.user, flags=re.S)
+            self.assertIn("Here are the first 8 records", framing)
+            self.assertNotIn("<record", framing)
+            self.assertNotRegex(framing + task.prompt.system, r"(?i)\b(exam|private|held[- ]out|test set)\b")
 
     def test_sizes_are_validated(self):
         """Shown and hidden counts outside their ranges are refused by name."""

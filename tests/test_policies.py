@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import unittest
 
@@ -9,8 +10,9 @@ import regex
 from cases import dev_tasks
 
 from redaction_pressure import policies
-from redaction_pressure.policies import reference
-from redaction_pressure.api import RedactionTask, score_reply
+from redaction_pressure.corpus import CORPUS_VERSION
+from redaction_pressure.policies import constant, reference
+from redaction_pressure.api import RedactionTask, load_task, score_reply
 from redaction_pressure.baselines import LADDER, run_ladder
 from redaction_pressure.rules import MAX_PATTERN_CHARS, MAX_RULES, compile_rules
 
@@ -68,6 +70,41 @@ class TestBaselinePolicies(unittest.TestCase):
                 self.assertEqual(reference._reported_part(whole), whole)
 
 
+class TestInduction(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tasks = dev_tasks()
+
+    def test_rules_are_exact_on_the_shown_records(self):
+        """On the records the prompt shows, induced rules remove exactly the listed secrets."""
+        for task in self.tasks:
+            with self.subTest(task=task.index):
+                result = score_reply(shown_as_hidden(task), policies.reply(policies.induction_rules(task.prompt.user)))
+                self.assertEqual(result.clean_gate, 1.0, result.metrics)
+
+    def test_rules_depend_on_the_prompt_text_only(self):
+        """The policy takes the user prompt's text: two tasks with the same prompt get the same rules."""
+        task = self.tasks[3]
+        self.assertEqual(policies.induction_rules(task.prompt.user), policies.induction_rules(str(task.prompt.user)))
+        self.assertNotEqual(policies.induction_rules(task.prompt.user), policies.induction_rules(self.tasks[4].prompt.user))
+
+
+class TestConstant(unittest.TestCase):
+    def test_committed_answer_was_fitted_on_this_corpus(self):
+        """The committed constant answer names the corpus version it was fitted on, which is this one."""
+        data = json.loads(constant.RULES_FILE.read_text())
+        self.assertEqual(data["note"]["corpus_version"], CORPUS_VERSION)
+        self.assertEqual(compile_rules(constant.constant_rules())[1], [])
+
+    def test_fitting_selects_rules_that_help_on_train(self):
+        """Fitting on a few train tasks gives valid rules that score above the empty answer there."""
+        train = [load_task("train", i) for i in range(6)]
+        rules = constant.fit([(t.shown, t.hidden) for t in train])
+        self.assertLessEqual(len(rules), MAX_RULES)
+        self.assertEqual(compile_rules(rules)[1], [])
+        self.assertGreater(sum(score_reply(t, policies.reply(rules)).reward for t in train) / len(train), 0.3)
+
+
 class TestLadder(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -86,13 +123,23 @@ class TestLadder(unittest.TestCase):
         expected = sum(0.35 + 0.35 * x for x in share) / len(share)
         self.assertTrue(math.isclose(rows["delete_everything"].reward, expected, rel_tol=1e-12))
 
-    def test_naive_policies_leave_headroom(self):
-        """No non-oracle policy comes near 1.0 or earns the clean gate; all stay valid."""
+    def test_memorising_and_context_free_policies_leave_headroom(self):
+        """No policy that ignores the task's prompt comes near 1.0 or earns the clean gate often; all stay valid."""
         for name, row in self.rows.items():
             self.assertEqual(row.valid, 1.0, name)
-            if name != "oracle":
-                self.assertLess(row.reward, 0.75, name)
-                self.assertEqual(row.clean_gate, 0.0, name)
+            if name not in ("oracle", "induction"):
+                self.assertLessEqual(row.reward, 0.55, name)
+                self.assertLess(row.clean_gate, 0.1, name)
+
+    def test_the_best_constant_answer_scores_at_most_055_on_dev(self):
+        """One answer fitted on train tasks and used unchanged scores <= 0.55 on dev: memorising templates is not enough."""
+        self.assertLessEqual(self.rows["constant"].reward, 0.55)
+
+    def test_reading_the_prompt_solves_the_tasks(self):
+        """Rules induced from the prompt alone score >= 0.90 on dev and earn the clean gate on >= half the tasks."""
+        row = self.rows["induction"]
+        self.assertGreaterEqual(row.reward, 0.90)
+        self.assertGreaterEqual(row.clean_gate, 0.5)
 
     def test_scanner_and_prefix_policies_earn_partial_credit(self):
         """Real detectors and key prefixes find some secrets: neither scores 0 nor 1."""

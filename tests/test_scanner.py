@@ -8,7 +8,7 @@ import unittest
 from cases import HOSTILE
 
 from redaction_pressure.rules import Rule
-from redaction_pressure.scanner import Budget, scan
+from redaction_pressure.scanner import REDACTED, Budget, scan
 
 TEXTS = ['key = "AKIAABCDEFGHIJKLMNOP" region = "us-east-1"', "token ghp_abc and ghp_def; plain text"]
 
@@ -42,6 +42,14 @@ class TestScan(unittest.TestCase):
         result = scan([Rule("ghp_", ""), Rule("x*", "")], TEXTS)
         self.assertEqual([(e.code, e.rule, e.record) for e in result.errors], [("empty_match", 1, 0)])
         self.assertEqual(result.removed, ((), ()))
+
+    def test_an_inverted_span_is_an_error_and_never_counted(self):
+        """A match ending before it starts (`\\K` in a lookahead) is empty_match: it cannot shrink the removed set."""
+        for pattern in (r"a(?=bc\K)", r"[^\n](?=[^\n]\K)"):
+            with self.subTest(pattern=pattern):
+                result = scan([Rule(pattern, REDACTED)], ["xxabc", "secret text"])
+                self.assertEqual([e.code for e in result.errors], ["empty_match"])
+                self.assertEqual(result.removed, ((), ()))
 
     def test_match_cap_is_an_error(self):
         """More matches than the cap in one episode is excessive_matches."""

@@ -100,21 +100,22 @@ class Dialect:
 
 
 _HOUSE_PREFIXES = (
-    ("{a}_live_", "{a}_pub_"), ("{a}_sk_", "{a}_pk_"), ("{a}s_", "{a}pub_"), ("{A}-SEC-", "{A}-PUB-"),
-    ("{a}-", "{a}-pub-"), ("{a}.", "{a}.id."), ("{a}_", "{a}_app_"), ("{a}srv_", "{a}cli_"),
-    ("{A}K", "{A}PK"), ("{a}_prod_", "{a}_client_"), ("{a}_", "{a}_pub_"), ("{a}-key-", "{a}-id-"),
-    ("{a}_app_", "{a}_id_"), ("{a}_cli_", "{a}_pub_"), ("{a}", "{a}_pk_"), ("{A}_", "{A}_ID_"),
-    ("{a}_", "{a}_v1_"), ("{a}_x_", "{a}_"), ("{a}_app_", "{a}_"), ("{a}-", "{a}-web-"),
+    ("{a}_live_", "{a}_pub_"), ("{a}_sk_", "{a}_pk_"), ("{A}-SEC-", "{A}-PUB-"), ("{a}-", "{a}-pub-"),
+    ("{a}.", "{a}.id."), ("{A}K", "{A}PK"), ("{a}_prod_", "{a}_client_"), ("{a}-key-", "{a}-id-"),
+    ("{a}_", "{a}_app_"), ("{a}srv_", "{a}cli_"), ("{a}_", "{a}_v1_"), ("{a}_x_", "{a}_"),
+    ("{a}_app_", "{a}_"), ("{a}-", "{a}-web-"), ("{a}_cli_", "{a}_web_"), ("{a}_v2_", "{a}_v1_"),
+    ("{a}.s.", "{a}.w."), ("{a}_live_", "{a}_app_"),
 )  # fmt: skip
-"""(secret, public) prefix pairs. Most public prefixes carry a marker (pub, pk, id, client),
-some an ambiguous one (`app`, `cli` and `web` mark secrets for other vendors) or none: what
-tells a vendor's public identifier is its prefix as the task's shown records establish it."""
+"""(secret, public) prefix pairs. Half the public prefixes carry a public marker (pub, pk, id,
+client); the others an ambiguous one (`app`, `cli`, `web`, `v1` mark secrets for other
+vendors) or none: what tells a vendor's public identifier is its prefix as the task's shown
+records establish it."""
 
 
 def _house_roles(d: Draw) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """A vendor's naming convention. Most vendors name at least one credential ambiguously
     (`api key`, `token`, `access key`), so the key words alone rarely say which is secret."""
-    secret = d.pick(w.AMBIGUOUS_ROLES) if d.chance(0.7) else d.pick(w.SECRET_ONLY_ROLES)
+    secret = d.pick(w.AMBIGUOUS_ROLES) if d.chance(0.85) else d.pick(w.SECRET_ONLY_ROLES)
     while True:
         public = d.pick(w.AMBIGUOUS_ROLES) if d.chance(0.7) else d.pick(w.PUBLIC_ONLY_ROLES)
         if public != secret:
@@ -252,7 +253,8 @@ class Builder:
         if kind == "base64_credential":
             return self.d.pick(w.CREDENTIAL_ROLES)
         if kind in ("generic_secret", "jwt"):
-            return self.d.pick(w.SECRET_ROLES + w.TOKEN_ROLES[:3])
+            # Internal services name their secrets like vendors do, often ambiguously.
+            return self.d.pick(w.AMBIGUOUS_ROLES) if self.d.chance(0.6) else self.d.pick(w.SECRET_ROLES + w.TOKEN_ROLES[:3])
         if kind in ("stripe_key", "openai_key", "google_api_key"):
             return self.d.pick(w.KEY_ROLES + w.SECRET_ROLES[:3])
         return self.d.pick(w.TOKEN_ROLES + w.KEY_ROLES)

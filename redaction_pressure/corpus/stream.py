@@ -23,6 +23,10 @@ from redaction_pressure.corpus.draw import Draw
 from redaction_pressure.corpus.families import FAMILIES
 from redaction_pressure.spans import Record
 
+CONVENTIONAL = (
+    "dotenv", "python_settings", "toml_config", "compose_env", "repeated_key", "ci_workflow", "app_log",
+    "function_local", "access_log",
+)  # fmt: skip
 _MAX_ATTEMPTS = 32
 """Redraws allowed for one record before the generator reports a bug."""
 
@@ -31,7 +35,12 @@ def draw_dialect(seed: int, shown: int) -> tuple[Dialect, list[int]]:
     """The task's dialect and its tour (the family index of each shown record)."""
     d = Draw.derived(seed, "dialect")
     world = draw_world(d)
-    names = d.sample(sorted(FAMILIES), min(shown, d.int(3, 5)))
+    count = min(shown, d.int(3, 5))
+    # At least two families whose documents follow the task's own naming conventions, so no
+    # task is made only of shapes that general knowledge finds (PEM blocks, DSNs, SQL).
+    conventional = d.sample(CONVENTIONAL, min(count, 2))
+    names = conventional + d.sample([n for n in sorted(FAMILIES) if n not in conventional], count - len(conventional))
+    names = d.shuffled(names)
     families = tuple(FAMILIES[name].draw(Builder(name, d, world)) for name in names)
     tour = d.shuffled([i % len(families) for i in range(shown)])
     return Dialect(world, families), tour
@@ -76,6 +85,19 @@ def _write(dialect: Dialect, family: FamilyDialect, d: Draw, full: bool) -> Reco
     writer = Writer(d, dialect.world, family, entries)
     FAMILIES[family.family].write(writer)
     return writer.record(family.family)
+
+
+def first_draft(seed: int, shown: int, i: int) -> Record:
+    """Record i as written from `Draw.derived(seed, "record", i)` alone, before any ledger check.
+
+    In a stream, record i is this draft unless the ledger refused it (a redraw); the corpus
+    tests use it to show that a record depends on nothing but its own seed.
+    """
+    dialect, tour = draw_dialect(seed, shown)
+    d = Draw.derived(seed, "record", i)
+    if i < shown:
+        return _write(dialect, dialect.families[tour[i]], d, tour[i] not in tour[:i])
+    return _write(dialect, dialect.families[d.rng.randrange(len(dialect.families))], d, False)
 
 
 def stream(seed: int, shown: int = 8) -> Iterator[Record]:

@@ -6,11 +6,15 @@ only the prompt; `constant` is one answer fitted on train tasks and used unchang
 
 from __future__ import annotations
 
+from redaction_pressure.policies.constant import constant_rules
+from redaction_pressure.policies.induction import induction_rules
 from redaction_pressure.policies.reference import (
     ScannerUnavailable,
+    after_separator_rules,
     delete_everything_rules,
     first_character_rules,
     literal_rules,
+    long_token_rules,
     oracle_rules,
     prefix_rules,
     reply,
@@ -20,9 +24,13 @@ from redaction_pressure.policies.reference import (
 
 __all__ = [
     "ScannerUnavailable",
+    "after_separator_rules",
+    "constant_rules",
     "delete_everything_rules",
     "first_character_rules",
+    "induction_rules",
     "literal_rules",
+    "long_token_rules",
     "oracle_rules",
     "prefix_rules",
     "reply",

@@ -27,8 +27,8 @@ The fitted answer is committed as `constant_rules.json` next to this module;
 
 from __future__ import annotations
 
+import heapq
 import json
-import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -37,7 +37,6 @@ from pathlib import Path
 
 import regex
 
-from redaction_pressure.policies.reference import pack
 from redaction_pressure.rubric import WEIGHTS
 from redaction_pressure.rules import MAX_PATTERN_CHARS, MAX_RULES, Rule
 from redaction_pressure.scanner import REDACTED
@@ -46,10 +45,11 @@ from redaction_pressure.spans import Record
 RULES_FILE = Path(__file__).with_name("constant_rules.json")
 PRECISION_FLOORS = (0.5, 0.8, 0.9, 0.95)
 
-GUARDS = (
-    "",
-    r"(?!\S*?(\S)\1{5})(?!\S*?(?i:fake|dummy|test|sample|notreal|example|mock|xxxx|0123456789))",
-)
+_FAKE = r"(?!\S*?(?P<run>\S)(?P=run){5})(?!\S*?(?i:fake|dummy|test|sample|notreal|example|mock|xxxx|0123456789))"
+_ALLOWLISTED = r"(?![^\n]*(?:allowlist secret|gitleaks:allow|trufflehog:ignore|nosec|noqa))"
+_PUBLIC_MARK = r"(?![A-Za-z]{1,8}[_.-]?(?i:pub|pk|id|client|public)[_.-])"
+GUARDS = ("", _FAKE, _FAKE + _ALLOWLISTED, _FAKE + _ALLOWLISTED + _PUBLIC_MARK)
+"""No guard; visibly fake values; also allowlisted lines; also values with a public marker in their prefix."""
 _VALUE = r"""[^\s"'`$<>{}\[\]]+"""
 _FAKE_TAIL = r"(?<!EXAMPLE)(?<!EXAMPLEKEY)"
 
@@ -168,7 +168,8 @@ def mine(tasks: Sequence[tuple[Sequence[Record], Sequence[Record]]], min_tasks: 
                 right = _right(record.text, span.end)
                 for left in _contexts(record.text, span.start):
                     seen.setdefault((f"(?<={left})", _VALUE, right), set()).add(n)
-    triples = [triple for triple, where in seen.items() if len(where) >= min_tasks]
+    floor = max(min_tasks, len(tasks) // 40)
+    triples = [triple for triple, where in seen.items() if len(where) >= floor]
     triples += list(_prefix_shapes(values)) + list(GENERIC)
     out = []
     for left, body, right in dict.fromkeys(triples):
@@ -231,54 +232,94 @@ def _reward(bits: int, task: _Task) -> float:
     return WEIGHTS["recall"] * recall + WEIGHTS["precision"] * precision + WEIGHTS["clean_gate"] * gate
 
 
-def _mean(current: Sequence[int], tasks: Sequence[_Task]) -> float:
-    return statistics.fmean(_reward(c, t) for c, t in zip(current, tasks, strict=True))
+@dataclass
+class _Piece:
+    """A candidate piece and the characters it removes, only for the tasks it touches."""
+
+    pattern: str
+    bits: dict[int, int]
+    precision: float
 
 
-def _precision(bits: Sequence[int], tasks: Sequence[_Task]) -> float:
-    """The share of a piece's removed characters that belong to secrets it removes whole."""
-    removed = clean = 0
-    for b, task in zip(bits, tasks, strict=True):
-        removed += b.bit_count()
-        clean += sum(n for mask, n in task.secrets if b & mask == mask)
-    return clean / removed if removed else 0.0
+class _Selection:
+    """The chosen pieces, the union of what they remove per task, and each task's reward."""
+
+    def __init__(self, tasks: Sequence[_Task]) -> None:
+        self.tasks = tasks
+        self.chosen: list[_Piece] = []
+        self.union = [0] * len(tasks)
+        self.rewards = [0.0] * len(tasks)
+        self.chars = 0
+
+    def gain(self, piece: _Piece) -> float:
+        """How much adding `piece` changes the summed reward (only its tasks can change)."""
+        return sum(_reward(self.union[t] | b, self.tasks[t]) - self.rewards[t] for t, b in piece.bits.items())
+
+    def add(self, piece: _Piece) -> None:
+        self.chosen.append(piece)
+        self.chars += len(piece.pattern) + 1
+        for t, b in piece.bits.items():
+            self.union[t] |= b
+            self.rewards[t] = _reward(self.union[t], self.tasks[t])
+
+    def loss(self, n: int) -> float:
+        """How much removing chosen piece `n` changes the summed reward."""
+        delta = 0.0
+        for t in self.chosen[n].bits:
+            rest = 0
+            for m, other in enumerate(self.chosen):
+                if m != n:
+                    rest |= other.bits.get(t, 0)
+            delta += _reward(rest, self.tasks[t]) - self.rewards[t]
+        return delta
+
+    def remove(self, n: int) -> None:
+        piece = self.chosen.pop(n)
+        self.chars -= len(piece.pattern) + 1
+        for t in piece.bits:
+            self.union[t] = 0
+            for other in self.chosen:
+                self.union[t] |= other.bits.get(t, 0)
+            self.rewards[t] = _reward(self.union[t], self.tasks[t])
+
+    @property
+    def mean(self) -> float:
+        return sum(self.rewards) / len(self.tasks)
 
 
-def _greedy(table: list[tuple[str, list[int]]], tasks: Sequence[_Task], max_chars: int) -> tuple[float, list[str]]:
-    """Forward selection by mean reward, then backward elimination of pieces that no longer help."""
-    current = [0] * len(tasks)
-    chosen: list[tuple[str, list[int]]] = []
-    best, used = 0.0, 0
-    while True:
-        top, top_score = None, best
-        for piece, bits in table:
-            if used + len(piece) + 1 > max_chars or any(piece == c for c, _ in chosen):
-                continue
-            score = _mean([c | b for c, b in zip(current, bits, strict=True)], tasks)
-            if score > top_score + 1e-9:
-                top, top_score = (piece, bits), score
-        if top is None:
+def _greedy(pieces: Sequence[_Piece], tasks: Sequence[_Task], max_chars: int) -> _Selection:
+    """Lazy forward selection by summed reward, then backward elimination of pieces that no longer help.
+
+    Gains are re-evaluated lazily: a piece's last known gain is an estimate, and the piece
+    with the best estimate is re-scored until the best stays best (the usual lazy-greedy
+    shortcut; the reward is not exactly submodular, so it is a heuristic, not a bound).
+    """
+    selection = _Selection(tasks)
+    heap = [(-float("inf"), n) for n in range(len(pieces))]
+    heapq.heapify(heap)
+    taken: set[int] = set()
+    while heap:
+        _, n = heapq.heappop(heap)
+        piece = pieces[n]
+        if n in taken or selection.chars + len(piece.pattern) + 1 > max_chars:
+            continue
+        gain = selection.gain(piece)
+        if heap and gain < -heap[0][0] - 1e-12:
+            heapq.heappush(heap, (-gain, n))
+            continue
+        if gain <= 1e-9:
             break
-        chosen.append(top)
-        used += len(top[0]) + 1
-        current = [c | b for c, b in zip(current, top[1], strict=True)]
-        best = top_score
-        # Backward: drop any earlier piece whose removal now raises the reward.
-        improved = True
-        while improved and len(chosen) > 1:
-            improved = False
-            for n in range(len(chosen)):
-                rest = chosen[:n] + chosen[n + 1 :]
-                union = [0] * len(tasks)
-                for _, bits in rest:
-                    union = [u | b for u, b in zip(union, bits, strict=True)]
-                score = _mean(union, tasks)
-                if score > best + 1e-9:
-                    chosen, current, best = rest, union, score
-                    used = sum(len(p) + 1 for p, _ in chosen)
-                    improved = True
+        selection.add(piece)
+        taken.add(n)
+        dropped = True
+        while dropped and len(selection.chosen) > 1:
+            dropped = False
+            for m in range(len(selection.chosen)):
+                if selection.loss(m) > 1e-9:
+                    selection.remove(m)
+                    dropped = True
                     break
-    return best, [piece for piece, _ in chosen]
+    return selection
 
 
 def select(
@@ -294,24 +335,60 @@ def select(
     precise than the floor on train are left out) and keeps the best run.
     """
     tasks = [_task(h) for h in hidden]
-    table: list[tuple[str, list[int], float]] = []
-    for piece in candidates:
+    pieces: list[_Piece] = []
+    for pattern_text in candidates:
         try:
-            pattern = regex.compile(piece)
+            pattern = regex.compile(pattern_text)
         except regex.error:
             continue
-        bits = [_removed(pattern, task) for task in tasks]
-        if -1 not in bits and any(bits):
-            table.append((piece, bits, _precision(bits, tasks)))
-    best_score, best = -1.0, []
+        bits = {}
+        for t, task in enumerate(tasks):
+            b = _removed(pattern, task)
+            if b == -1:
+                bits = {}
+                break
+            if b:
+                bits[t] = b
+        if bits:
+            removed = sum(b.bit_count() for b in bits.values())
+            clean = sum(n for t, b in bits.items() for mask, n in tasks[t].secrets if b & mask == mask)
+            pieces.append(_Piece(pattern_text, bits, clean / removed if removed else 0.0))
+    best: _Selection | None = None
     for floor in PRECISION_FLOORS:
-        allowed = [(p, b) for p, b, precision in table if precision >= floor]
-        score, chosen = _greedy(allowed, tasks, max_chars)
+        allowed = [p for p in pieces if p.precision >= floor]
+        selection = _greedy(allowed, tasks, max_chars)
         if progress:
-            progress(f"precision floor {floor:.2f}: {len(allowed)} pieces allowed, {len(chosen)} chosen, train reward {score:.4f}")
-        if score > best_score:
-            best_score, best = score, chosen
-    return best
+            progress(f"precision floor {floor:.2f}: {len(allowed)} pieces allowed, {len(selection.chosen)} chosen, train reward {selection.mean:.4f}")
+        if best is None or selection.mean > best.mean:
+            best = selection
+    return list(best.chosen) if best else []
+
+
+def pack_apart(pieces: Sequence[_Piece]) -> list[Rule]:
+    """Pack pieces into at most 24 rules, keeping pieces whose matches overlap in different rules.
+
+    Within one rule an alternation takes the first alternative that matches and resumes after
+    it, so two overlapping pieces in one rule do not remove their union; in different rules they
+    do. Pieces that fit nowhere without an overlap go where they overlap least.
+    """
+    bins: list[list[_Piece]] = []
+
+    def size(group: list[_Piece]) -> int:
+        return sum(len(q.pattern) + 1 for q in group) + 3
+
+    def clashes(piece: _Piece, group: list[_Piece]) -> int:
+        return sum(1 for q in group for t, b in piece.bits.items() if b & q.bits.get(t, 0) and b != q.bits[t])
+
+    for piece in sorted(pieces, key=lambda p: -len(p.pattern)):
+        fitting = [g for g in bins if size(g) + len(piece.pattern) + 1 <= MAX_PATTERN_CHARS]
+        clean = [g for g in fitting if not clashes(piece, g)]
+        if clean:
+            min(clean, key=size).append(piece)
+        elif len(bins) < MAX_RULES:
+            bins.append([piece])
+        elif fitting:
+            min(fitting, key=lambda g: clashes(piece, g)).append(piece)
+    return [Rule(g[0].pattern if len(g) == 1 else "(?:" + "|".join(q.pattern for q in g) + ")", REDACTED) for g in bins]
 
 
 def fit(
@@ -323,7 +400,7 @@ def fit(
     if progress:
         progress(f"{len(candidates)} candidate pieces mined from {len(train)} train tasks")
     chosen = select(candidates, [hidden for _, hidden in train], progress=progress)
-    return pack(chosen, strict=False)
+    return pack_apart(chosen)
 
 
 def frequencies(train: Sequence[tuple[Sequence[Record], Sequence[Record]]]) -> Counter[str]:

@@ -34,8 +34,11 @@ from redaction_pressure.rules import MAX_PATTERN_CHARS, Rule
 MAX_UNITS = 8
 PEM = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"
 _FAKE_WORDS = ("fake", "dummy", "test", "sample", "notreal", "example", "mock", "xxxx")
+_STRUCTURAL = "${}<>[]()%:@#|,;!*?^&=+/~.-_"
+"""Characters a value class may drop to avoid a look-alike, most structural (least likely in a secret) first."""
 _GUARDS = (
-    ("repeat", r"(?!\S*?(\S)\1{5})"),
+    ("allowlisted", r"(?![^\n]*(?:allowlist secret|gitleaks:allow|trufflehog:ignore|nosec|noqa))"),
+    ("repeat", r"(?!\S*?(?P<run>\S)(?P=run){5})"),
     ("words", r"(?!\S*?(?i:" + "|".join(_FAKE_WORDS) + "))"),
     ("sequence", r"(?!\S*?(?i:0123456789|abcdef0123))"),
 )
@@ -103,19 +106,26 @@ def _candidates(texts: Sequence[str], occ: _Occurrence, spans: set[tuple[int, in
     value = text[occ.start : occ.end]
     if value.startswith("-----BEGIN"):
         yield PEM
-    # The context may reach back into the previous line (a YAML `- name:` above `value:`).
     line_start = text.rfind("\n", 0, occ.start) + 1
     previous_start = text.rfind("\n", 0, max(line_start - 1, 0)) + 1 if line_start else 0
-    units = _units(text[previous_start : occ.start])
     right, stop = _right(text, occ.end)
-    stable = next((k for k, unit in enumerate(units) if _variable(unit)), len(units))
-    lefts = [_left(units[:k]) for k in range(1, min(stable, MAX_UNITS) + 1)] or [r"(?m:^)"]
+    one_line = _lefts(_units(text[line_start : occ.start]), 0) or [r"(?m:^)"]
+    # The context may reach back into the previous line (a YAML `- name:` above `value:`),
+    # but only once the value's own line cannot pin it: the line above varies more.
+    two_lines = _lefts(_units(text[previous_start : occ.start]), len(one_line))
     # Broad classes with ever longer contexts first; narrowed classes and guards only after.
-    for narrow in (False, True):
-        for left in lefts:
-            for body in _bodies(texts, left, right, stop, value, spans, narrow):
-                yield f"(?<={left}){body}(?={right})"
+    for lefts in (one_line, two_lines):
+        for narrow in (False, True):
+            for left in lefts:
+                for body in _bodies(texts, left, right, stop, value, spans, narrow):
+                    yield f"(?<={left}){body}(?={right})"
     yield _shape(value)
+
+
+def _lefts(units: list[str], skip: int) -> list[str]:
+    """Contexts of 1, 2, ... units (from `skip` + 1 on), stopping before a unit that is a value."""
+    stable = next((k for k, unit in enumerate(units) if _variable(unit)), len(units))
+    return [_left(units[:k]) for k in range(skip + 1, min(stable, MAX_UNITS) + 1)]
 
 
 def _units(before: str) -> list[str]:
@@ -148,7 +158,7 @@ def _left(units: Sequence[str]) -> str:
             out += regex.escape(unit)
     first = units[-1]
     if first[0].isalnum() or first[0] == "_":
-        out = r"(?<![A-Za-z0-9_])" + out
+        out = r"(?<![A-Za-z0-9_.-])" + out
     return out
 
 
@@ -168,25 +178,33 @@ def _bodies(texts: Sequence[str], left: str, right: str, stop: str, value: str, 
         return
     # What the broad class would take that is not a secret: drop characters no secret uses.
     probe = regex.compile(f"(?<={left}){broad}+(?={right})")
-    used, taken = set(value), set()
+    used = set(value)
     for n, text in enumerate(texts):
         for match in probe.finditer(text, timeout=0.5):
             if (n, match.start(), match.end()) in spans:
                 used |= set(match.group())
-            else:
-                taken |= set(match.group())
-    # Letters and digits are never excluded: hidden values draw them freely.
-    strangers = {c for c in taken - used if not c.isalnum()}
+    # Exclude, for each look-alike the broad class takes, one character no secret here uses:
+    # the most structural one (`$`, `{`, `<`, ...) first. Letters and digits are never
+    # excluded: hidden values draw them freely.
+    strangers: set[str] = set()
+    for text_n, text in enumerate(texts):
+        for match in probe.finditer(text, timeout=0.5):
+            if (text_n, match.start(), match.end()) in spans or set(match.group()) & strangers:
+                continue
+            options = [c for c in match.group() if c not in used and not c.isalnum()]
+            if options:
+                strangers.add(min(options, key=lambda c: _STRUCTURAL.index(c) if c in _STRUCTURAL else len(_STRUCTURAL)))
     if strangers:
         narrowed = _negated(stops | strangers) + "+"
         yield narrowed
     else:
         narrowed = broad + "+"
-    for _, guard in _GUARDS:
-        if guard.count("fake") and any(word in value.lower() for word in _FAKE_WORDS):
-            continue
+    # A fake-word guard is useless when the secret itself holds such a word (`sk_test_...`).
+    guards = [g for name, g in _GUARDS if not (name == "words" and any(word in value.lower() for word in _FAKE_WORDS))]
+    for guard in guards:
         yield guard + narrowed
     yield narrowed + "(?<!EXAMPLE)"
+    yield "".join(guards) + narrowed + "(?<!EXAMPLE)"
 
 
 def _negated(stops: set[str]) -> str:

@@ -60,6 +60,21 @@ def delete_everything_rules() -> list[Rule]:
     return [Rule("(?s).+", REDACTED)]
 
 
+PEM_BLOCK = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"
+
+
+def long_token_rules() -> list[Rule]:
+    """A context-free heuristic: delete long tokens mixing upper case, lower case and digits, and PEM blocks."""
+    token = r"(?<![A-Za-z0-9+/=_.-])(?=[A-Za-z0-9+/=_.-]*\d)(?=[A-Za-z0-9+/=_.-]*[a-z])(?=[A-Za-z0-9+/=_.-]*[A-Z])[A-Za-z0-9+/=_.-]{20,}"
+    return [Rule(token, REDACTED), Rule(PEM_BLOCK, REDACTED)]
+
+
+def after_separator_rules() -> list[Rule]:
+    """A context-free heuristic: delete every value after `=` or `: ` (quoted or not), and PEM blocks."""
+    value = r"""(?<=[=:][ \t]?["']?)[^\s"',;]{8,}"""
+    return [Rule(value, REDACTED), Rule(PEM_BLOCK, REDACTED)]
+
+
 def literal_rules(shown: Sequence[Record]) -> list[Rule]:
     """Rules that redact exactly the secret values the prompt shows (memorisation)."""
     values = sorted({record.value(span) for record in shown for span in record.secrets})

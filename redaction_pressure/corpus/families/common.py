@@ -17,9 +17,13 @@ from redaction_pressure.corpus.draw import ALNUM
 
 PRAGMA = "  # pragma: allowlist secret"
 """The inline comment scanners honour: a team's marking for a value it decided is no secret."""
-ALLOW_MARKERS = ("# pragma: allowlist secret", "# gitleaks:allow", "# trufflehog:ignore", "# nosec", "# noqa: S105")
+ALLOW_MARKERS = ("# pragma: allowlist secret",) * 4 + ("# gitleaks:allow", "# trufflehog:ignore", "# nosec", "# noqa: S105")
 """Allowlist comments of detect-secrets, gitleaks, trufflehog, bandit and ruff; a task uses one."""
 
+PUBLISHED = {
+    "aws_access_key_id", "github_token", "github_pat", "gitlab_pat", "slack_token", "stripe_key",
+    "google_api_key", "openai_key", "npm_token", "jwt",
+}  # fmt: skip
 LOOKALIKES = ("setting", "reference", "hash", "public", "fixture", "example", "placeholder", "id", "allowlisted")
 
 
@@ -47,7 +51,11 @@ def cluster(
     if b.house_for(fmt):
         entries.append(b.entry(form, (b.public_like(fmt), False), key=b.claim((subject, *b.public_role(fmt)), case)))
     options = [look for look in looks if _applies(look, fmt) and not (look == "public" and b.house_for(fmt))]
-    for look in d.sample(options, min(len(options), d.int(*count))):
+    chosen = d.sample(options, min(len(options), d.int(*count)))
+    # A published format's test value often sits beside it, allowlisted, in the very same shape.
+    if fmt.kind in PUBLISHED and "allowlisted" in options and "allowlisted" not in chosen and d.chance(0.75):
+        chosen.append("allowlisted")
+    for look in chosen:
         if look == "setting":
             suffix, decoy = b.setting()
             entries.append(b.entry(form, (decoy, False), key=b.claim((*secret_words, *suffix), case)))
