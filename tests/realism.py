@@ -94,6 +94,24 @@ def line_of(record: Record, span: Span) -> str:
     return record.text[start : len(record.text) if end < 0 else end]
 
 
+def key_context(record: Record, span: Span) -> str:
+    """The key a value sits under: the words before it on its line back to (and including) the
+    nearest one that names something (digits as 0); for a YAML `value:` under `- name: KEY`, the
+    name on the line above."""
+    start = record.text.rfind("\n", 0, span.start) + 1
+    tokens = record.text[start : span.start].split()
+    picked: list[str] = []
+    for token in reversed(tokens):
+        picked.insert(0, token)
+        if re.search(r"[A-Za-z]{2,}", re.sub(r"value", "", token)):
+            break
+    else:
+        if start:
+            above = record.text.rfind("\n", 0, start - 1) + 1
+            picked = record.text[above : start - 1].split()[-1:] + ["|"] + picked
+    return re.sub(r"\d+", "0", " ".join(picked))
+
+
 def excerpt(value: str, n: int = 24) -> str:
     """A short, single-line excerpt of a value for failure messages."""
     flat = value.replace("\n", "\\n")
@@ -715,7 +733,7 @@ _SETTING = re.compile(
 )
 _REFERENCE = re.compile(
     r"/[\w.-]+(?:/[\w.-]+)*"  # a file path
-    r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"  # an environment variable's name
+    r"|[A-Z]{2,}[0-9]*(?:_[A-Z]{2,}[0-9]*)+"  # an environment variable's name (words, not a token body)
     r"|arn:aws:secretsmanager:[a-z0-9-]+:\d{12}:secret:[\w/+=.@-]+"
     r"|vault:secret/[\w/.-]+(?:#\w+)?"
     r"|[a-z]+(?:[-/][a-z]+)+"  # a secret's name in words (k8s Secret, secrets-manager path)
@@ -768,17 +786,31 @@ def _visibly_fake(value: str, line: str) -> bool:
         return True
     body = fixture_body(value)
     return (
-        bool(_FAKE_WORDS.search(body))
+        # A fake word repeated, or opening the body: a random token may hold one by chance.
+        len(_FAKE_WORDS.findall(body)) >= 2
+        or bool(_FAKE_WORDS.match(body))
         or _sequential_run(body)
         or shannon_entropy(body) < fixture_entropy_limit(len(body))
     )
 
 
-def _public_key(value: str, line: str, public_prefixes: tuple[tuple[str, str], ...] = ()) -> bool:
+@dataclass(frozen=True)
+class Convention:
+    """What a task's shown records establish about its vendors' public identifiers."""
+
+    prefixes: tuple[tuple[str, str], ...] = ()
+    """(public, secret) prefix pairs: values with the public prefix are never listed as secrets."""
+    keys: frozenset[str] = frozenset()
+    """Key contexts (`key_context`) whose values the prompt never lists as secrets."""
+
+
+def _public_key(value: str, line: str, convention: Convention = Convention(), context: str = "") -> bool:
     """A public key by its shape, a value under an unambiguously public name (`*_publishable_key`,
-    `client_id`, `pk`), or a vendor's public identifier: a value with one of the task's house
-    public prefixes (`public_prefixes`, the vendor convention the task's shown records establish)."""
-    for public, secret in public_prefixes:
+    `client_id`, `pk`), or a vendor's public identifier by the convention the task's shown records
+    establish: one of its public prefixes, or a key whose values the prompt never lists."""
+    if context and context in convention.keys:
+        return True
+    for public, secret in convention.prefixes:
         # The longest matching prefix decides: a vendor's secret prefix may extend its public one.
         if value.startswith(public) and not (len(secret) > len(public) and value.startswith(secret)):
             return True
@@ -840,7 +872,7 @@ DECOY_RULES: dict[str, Callable[[str, str], bool]] = {
 }
 
 
-def recognisably_not_secret(kind: str, value: str, line: str, public_prefixes: tuple[tuple[str, str], ...] = ()) -> bool:
+def recognisably_not_secret(kind: str, value: str, line: str, convention: Convention = Convention(), context: str = "") -> bool:
     """Whether a value of decoy `kind` on `line` is recognisably not a secret, by that kind's rule.
 
     `line` is the full text line(s) holding the value. Unknown kinds (secret kinds) are
@@ -848,17 +880,24 @@ def recognisably_not_secret(kind: str, value: str, line: str, public_prefixes: t
     harmless, use `decoy_rules_accepting`.
     """
     if kind == "public_key":
-        return _public_key(value, line, public_prefixes)
+        return _public_key(value, line, convention, context)
     rule = DECOY_RULES.get(kind)
     return rule is not None and rule(value, line)
 
 
-def decoy_rules_accepting(value: str, line: str, public_prefixes: tuple[tuple[str, str], ...] = ()) -> list[str]:
+def decoy_rules_accepting(value: str, line: str, convention: Convention = Convention(), context: str = "") -> list[str]:
     """The decoy kinds whose rule accepts `value` on `line`: [] for a value that looks like a secret."""
-    return [kind for kind in DECOY_RULES if recognisably_not_secret(kind, value, line, public_prefixes)]
+    return [kind for kind in DECOY_RULES if recognisably_not_secret(kind, value, line, convention, context)]
 
 
-def shown_public_prefixes(task_seed: int, shown: list[Record]) -> tuple[tuple[str, str], ...]:
+def shown_convention(task_seed: int, shown: list[Record]) -> Convention:
+    """The vendor conventions a task's shown records establish (see `Convention`)."""
+    listed = {key_context(r, s) for r in shown for s in r.secrets}
+    unlisted = {key_context(r, d) for r in shown for d in r.decoys if d.kind == "public_key"}
+    return Convention(_shown_public_prefixes(task_seed, shown), frozenset(unlisted - listed))
+
+
+def _shown_public_prefixes(task_seed: int, shown: list[Record]) -> tuple[tuple[str, str], ...]:
     """The (public, secret) prefix pairs of the task's vendors that its shown records establish:
     the public prefix starts a value the prompt does not list as a secret, and no listed secret
     starts with it unless it starts with the (longer) secret prefix too."""
@@ -869,6 +908,8 @@ def shown_public_prefixes(task_seed: int, shown: list[Record]) -> tuple[tuple[st
     prefixes = []
     for house in dialect.world.houses:
         pub, sec = house.public_prefix, house.secret_prefix
+        if not pub:
+            continue
         unlisted = any(r.value(d).startswith(pub) for r in shown for d in r.decoys)
         longer = len(sec) > len(pub) and sec.startswith(pub)
         if unlisted and not any(v.startswith(pub) and not (longer and v.startswith(sec)) for v in listed):

@@ -33,7 +33,8 @@ from realism import (
     private_key_problem,
     recognisably_not_secret,
     session_key_problem,
-    shown_public_prefixes,
+    key_context,
+    shown_convention,
 )
 
 from redaction_pressure.corpus import DECOY_KINDS
@@ -320,10 +321,9 @@ RULE_CASES = [
 ]
 
 
-def _prefixes(task: int, records: list[Located]) -> tuple[tuple[str, str], ...]:
-    """The house public prefixes dev task `task`'s shown records establish."""
-    shown = [loc.record for loc in records][:8]
-    return shown_public_prefixes(seed_for("dev", task), shown)
+def _convention(task: int, records: list[Located]):
+    """The vendor conventions dev task `task`'s shown records establish."""
+    return shown_convention(seed_for("dev", task), [loc.record for loc in records][:8])
 
 
 class TestDecoysAreRecognisable(unittest.TestCase):
@@ -332,11 +332,11 @@ class TestDecoysAreRecognisable(unittest.TestCase):
         for task, records in by_task().items():
             with self.subTest(task=task):
                 failures = []
-                prefixes = _prefixes(task, records)
+                convention = _convention(task, records)
                 for loc in records:
                     for span in loc.record.decoys:
                         value, line = loc.record.value(span), line_of(loc.record, span)
-                        if not recognisably_not_secret(span.kind, value, line, prefixes):
+                        if not recognisably_not_secret(span.kind, value, line, convention, key_context(loc.record, span)):
                             failures.append(f"{loc.where}: {span.kind} {excerpt(value)!r} ({span.slot}) on {excerpt(line.strip(), 80)!r}")
                 self.assertEqual(failures, [])
 
@@ -345,11 +345,11 @@ class TestDecoysAreRecognisable(unittest.TestCase):
         for task, records in by_task().items():
             with self.subTest(task=task):
                 failures = []
-                prefixes = _prefixes(task, records)
+                convention = _convention(task, records)
                 for loc in records:
                     for span in loc.record.secrets:
                         value, line = loc.record.value(span), line_of(loc.record, span)
-                        if accepted := decoy_rules_accepting(value, line, prefixes):
+                        if accepted := decoy_rules_accepting(value, line, convention, key_context(loc.record, span)):
                             failures.append(f"{loc.where}: {span.kind} {excerpt(value)!r} ({span.slot}) passes for {accepted}")
                 self.assertEqual(failures, [])
 

@@ -46,6 +46,8 @@ class Entry:
     form: str
     slots: tuple[Slot, ...]
     words: dict[str, Any] = field(default_factory=dict)
+    group: int = 0
+    """Entries of one group (a vendor's secret and its public ids) appear in a record together."""
 
     @property
     def has_secret(self) -> bool:
@@ -72,6 +74,9 @@ class World:
     env: str
     services: tuple[str, ...]
     houses: tuple[House, ...]
+    internal: House
+    """How the organisation's own services name and shape their credentials."""
+    jwt: v.JwtStyle
     password: PasswordPolicy
     url_password: PasswordPolicy
     users: tuple[str, ...]
@@ -99,57 +104,71 @@ class Dialect:
     families: tuple[FamilyDialect, ...]
 
 
-_HOUSE_PREFIXES = (
-    ("{a}_live_", "{a}_pub_"), ("{a}_sk_", "{a}_pk_"), ("{A}-SEC-", "{A}-PUB-"), ("{a}-", "{a}-pub-"),
-    ("{a}.", "{a}.id."), ("{A}K", "{A}PK"), ("{a}_prod_", "{a}_client_"), ("{a}-key-", "{a}-id-"),
-    ("{a}_", "{a}_app_"), ("{a}srv_", "{a}cli_"), ("{a}_", "{a}_v1_"), ("{a}_x_", "{a}_"),
-    ("{a}_app_", "{a}_"), ("{a}-", "{a}-web-"), ("{a}_cli_", "{a}_web_"), ("{a}_v2_", "{a}_v1_"),
-    ("{a}.s.", "{a}.w."), ("{a}_live_", "{a}_app_"),
-)  # fmt: skip
-"""(secret, public) prefix pairs. Half the public prefixes carry a public marker (pub, pk, id,
-client); the others an ambiguous one (`app`, `cli`, `web`, `v1` mark secrets for other
-vendors) or none: what tells a vendor's public identifier is its prefix as the task's shown
-records establish it."""
+MARKERS = ("app", "cli", "web", "srv", "api", "v1", "v2", "x", "s", "k", "m", "live", "prod", "key", "tok", "acc", "u", "")
+"""Prefix markers. Each marks a secret for some vendors and a public id for others."""
 
 
-def _house_roles(d: Draw) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A vendor's naming convention. Most vendors name at least one credential ambiguously
-    (`api key`, `token`, `access key`), so the key words alone rarely say which is secret."""
+def _house_roles(d: Draw) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """A vendor's naming convention for its secret and its one or two public identifiers. Most
+    names are ambiguous (`api key`, `token`, `access key`): secret for one vendor, public for another."""
     secret = d.pick(w.AMBIGUOUS_ROLES) if d.chance(0.85) else d.pick(w.SECRET_ONLY_ROLES)
-    while True:
-        public = d.pick(w.AMBIGUOUS_ROLES) if d.chance(0.7) else d.pick(w.PUBLIC_ONLY_ROLES)
-        if public != secret:
-            return secret, public
+    publics: list[tuple[str, ...]] = []
+    wanted = d.pick((1, 2, 2, 2, 2, 2, 2, 2, 3, 3))
+    while len(publics) < wanted:
+        public = d.pick(w.AMBIGUOUS_ROLES) if d.chance(0.95) else d.pick(w.PUBLIC_ONLY_ROLES)
+        if public != secret and public not in publics:
+            publics.append(public)
+    return secret, tuple(publics)
 
 
-def draw_house(d: Draw, taken: set[str]) -> House:
-    while True:
-        vendor = w.vendor_name(d)
-        abbr = vendor[: d.int(2, 4)]
-        if vendor not in taken and abbr not in {t[: len(abbr)] for t in taken}:
-            break
-    secret, public = d.pick(_HOUSE_PREFIXES)
-    secret_role, public_role = _house_roles(d)
-    alphabet = d.pick(sorted(v.HOUSE_ALPHABETS))
-    group = d.pick((0, 0, 0, 4, 5, 6, 8))
+def _prefixes(d: Draw, abbr: str) -> tuple[str, str]:
+    """The vendor's secret and public prefixes: its abbreviation and a marker each, both drawn
+    from one pool, so a marker says nothing by itself (`app` marks the secret for one vendor,
+    a public id for the next); the task's shown records say which is which."""
+    sep = d.pick(("_", "-", ".", "_"))
+    upper = d.chance(0.2)
+    secret, public = d.sample(MARKERS, 2)
+    made = []
+    for marker in (secret, public):
+        text = f"{abbr}{sep}{marker}{sep}" if marker else f"{abbr}{sep}"
+        made.append(text.upper() if upper else text)
+    return made[0], made[1]
+
+
+def draw_house(d: Draw, taken: set[str], internal: str | None = None) -> House:
+    """An invented vendor's token format and naming convention; with `internal`, the format an
+    internal service uses for its credentials (no prefix: a generic alphabet and length)."""
+    if internal:
+        vendor, secret, public = internal, "", ""
+        alphabet = d.pick(("hex", "base62", "base64", "urlsafe", "lower"))
+    else:
+        while True:
+            vendor = w.vendor_name(d)
+            abbr = vendor[: d.int(2, 4)]
+            if vendor not in taken and abbr not in {t[: len(abbr)] for t in taken}:
+                break
+        secret, public = _prefixes(d, abbr)
+        alphabet = d.pick(sorted(v.HOUSE_ALPHABETS))
+    secret_role, public_roles = _house_roles(d)
+    group = 0 if internal else d.pick((0, 0, 0, 4, 5, 6, 8))
     return House(
         vendor=vendor,
-        secret_prefix=secret.format(a=abbr, A=abbr.upper()),
-        public_prefix=public.format(a=abbr, A=abbr.upper()),
+        secret_prefix=secret,
+        public_prefix=public,
         secret_role=secret_role,
-        public_role=public_role,
+        public_roles=public_roles,
         alphabet=alphabet,
-        length=d.pick((20, 24, 28, 32, 36, 40, 48)),
+        length=d.pick((20, 24, 28, 32, 36, 40, 48)) if not internal else d.pick((24, 32, 40, 48, 64)),
         group=group,
         sep=d.pick(("-", ".")) if group else "",
-        checksum=alphabet in ("base62", "hex", "lower") and d.chance(0.4),
+        checksum=not internal and alphabet in ("base62", "hex", "lower") and d.chance(0.4),
     )
 
 
 def draw_world(d: Draw) -> World:
     taken: set[str] = set()
     houses = []
-    for _ in range(d.int(1, 2)):
+    for _ in range(d.int(2, 3)):
         house = draw_house(d, taken)
         taken.add(house.vendor)
         houses.append(house)
@@ -160,6 +179,12 @@ def draw_world(d: Draw) -> World:
         env=d.pick(w.ENVIRONMENTS),
         services=tuple(d.sample(w.SERVICES, 5)),
         houses=tuple(houses),
+        internal=draw_house(d, taken, internal=d.pick(w.SERVICES)),
+        jwt=v.JwtStyle(
+            issuer=d.pick((f"https://{d.chars('abcdefghijklmnopqrstuvwxyz', 20)}.supabase.co/auth/v1", "supabase", "auth", f"{d.pick(w.ORGS)}-sso", "https://id.example.internal")),
+            order=tuple(d.shuffled(v.JWT_CLAIMS)),
+            header=d.pick(v.JWT_HEADERS),
+        ),
         password=PasswordPolicy(low, low + d.int(0, 12), symbols),
         url_password=PasswordPolicy(d.int(12, 20), d.int(20, 32), "".join(d.sample("-._~", d.int(0, 2)))),
         users=tuple(d.sample(w.USERS, 3)) + tuple(f"{s}_{d.pick(('app', 'svc', 'rw', 'api'))}" for s in d.sample(w.SERVICES, 2)),
@@ -181,10 +206,10 @@ class Builder:
     def _slot(self, fmt: Format, secret: bool, n: int) -> Slot:
         return Slot(id=f"{self.family}/{len(self.entries)}.{n}/{fmt.kind}/{fmt.label}", secret=secret, fmt=fmt)
 
-    def entry(self, form: str, *slots: tuple[Format, bool], **words: Any) -> Entry:
-        """Add an entry whose slots are (format, is_secret) pairs."""
+    def entry(self, form: str, *slots: tuple[Format, bool], group: int | None = None, **words: Any) -> Entry:
+        """Add an entry whose slots are (format, is_secret) pairs; `group` ties it to an earlier entry."""
         made = tuple(self._slot(fmt, secret, n) for n, (fmt, secret) in enumerate(slots))
-        entry = Entry(form=form, slots=made, words=words)
+        entry = Entry(form=form, slots=made, words=words, group=len(self.entries) if group is None else group)
         self.entries.append(entry)
         return entry
 
@@ -208,7 +233,9 @@ class Builder:
         if kind == "npm_token":
             return v.npm_token()
         if kind == "jwt":
-            return v.jwt(d.pick(("service_role", "service_role", "worker", "admin")))
+            return v.jwt(d.pick(("service_role", "service_role", "worker", "admin")), world.jwt)
+        if kind == "generic_secret" and d.chance(0.8):
+            return v.house_token(world.internal, kind="generic_secret")
         if kind == "generic_secret":
             encoding = d.pick(v.GENERIC_ENCODINGS)
             return v.generic_secret(encoding, d.pick((24, 32, 40, 48)) if encoding in ("base62", "urlsafe") else d.pick((24, 32, 48)))
@@ -260,12 +287,31 @@ class Builder:
         return self.d.pick(w.TOKEN_ROLES + w.KEY_ROLES)
 
     def house_for(self, fmt: Format) -> House | None:
-        return next((h for h in self.world.houses if h.vendor == fmt.label and fmt.kind in ("house_token", "public_key")), None)
+        """The vendor (or the internal convention) whose credential `fmt` draws, if any."""
+        for house in (*self.world.houses, self.world.internal):
+            if fmt.label.split(":")[0] == house.vendor and fmt.kind in ("house_token", "generic_secret", "public_key"):
+                return house
+        return None
 
     def public_role(self, secret: Format) -> tuple[str, ...]:
-        """Role words for the public look-alike of `secret`."""
+        """Role words for the (first) public look-alike of `secret`."""
         house = self.house_for(secret)
-        return house.public_role if house else self.d.pick(w.PUBLIC_ROLES)
+        return house.public_roles[0] if house else self.d.pick(w.PUBLIC_ROLES)
+
+    def anon(self, secret: Format) -> list[tuple[Format, tuple[str, ...]]]:
+        """For a JWT secret, the task's public anon JWT and its (often ambiguous) role words."""
+        if secret.kind != "jwt":
+            return []
+        while True:
+            role = self.d.pick(w.AMBIGUOUS_ROLES) if self.d.chance(0.7) else self.d.pick(w.PUBLIC_ONLY_ROLES)
+            return [(v.jwt("anon", self.world.jwt, kind="public_key"), role)]
+
+    def publics(self, secret: Format) -> list[tuple[Format, tuple[str, ...]]]:
+        """The public identifiers that go with a vendor's (or internal) secret, with their role words."""
+        house = self.house_for(secret)
+        if not house:
+            return []
+        return [(v.house_public(house, n), role) for n, role in enumerate(house.public_roles)]
 
     def claim(self, words: Sequence[str], case: str) -> str:
         """A key name for `words` not yet used by this family (a second one gets a qualifier)."""
@@ -286,7 +332,7 @@ class Builder:
         if secret.kind == "stripe_key":
             return v.stripe_publishable("pk_live_" if "live" in secret.label else "pk_test_")
         if secret.kind == "jwt":
-            return v.jwt("anon", kind="public_key")
+            return v.jwt("anon", self.world.jwt, kind="public_key")
         return v.SPKI_BASE64
 
     def fixture_like(self, secret: Format) -> Format:

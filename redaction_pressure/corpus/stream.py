@@ -78,10 +78,11 @@ def _write(dialect: Dialect, family: FamilyDialect, d: Draw, full: bool) -> Reco
     if full:
         entries = family.entries
     else:
-        entries = tuple(e for e in family.entries if d.chance(family.keep))
-        if not any(e.has_secret for e in entries):
-            must = d.pick([e for e in family.entries if e.has_secret])
-            entries = tuple(e for e in family.entries if e in entries or e is must)
+        groups = sorted({e.group for e in family.entries})
+        kept = {g for g in groups if d.chance(family.keep)}
+        if not any(e.has_secret and e.group in kept for e in family.entries):
+            kept.add(d.pick([e for e in family.entries if e.has_secret]).group)
+        entries = tuple(e for e in family.entries if e.group in kept)
     writer = Writer(d, dialect.world, family, entries)
     FAMILIES[family.family].write(writer)
     return writer.record(family.family)

@@ -127,20 +127,43 @@ def stripe_publishable(prefix: str) -> Format:
     return Format("public_key", prefix.rstrip("_"), lambda d: prefix + "51" + d.chars(ALNUM, 97), ALNUM + "_")
 
 
-def jwt(role: str, kind: str = "jwt") -> Format:
-    """An HS256 JWT whose claims carry `role` (`service_role` secret, `anon` public key)."""
+@dataclass(frozen=True)
+class JwtStyle:
+    """A task's token issuer: its `iss`, the order its claims come in, and its header."""
+
+    issuer: str
+    order: tuple[str, ...]
+    header: str
+
+
+def jwt(role: str, style: JwtStyle, kind: str = "jwt") -> Format:
+    """An HS256 JWT whose claims carry `role` (`service_role` secret, `anon` public key).
+
+    The claims' order and issuer are the task's, so where `"role":"anon"` lands in the
+    base64 differs from task to task: only decoding, or the task's names, tell anon keys apart.
+    """
 
     def make(d: Draw) -> str:
         issued = 1_760_000_000 + d.int(0, 20_000_000)
-        claims: dict[str, object] = {"iss": d.pick(("auth", "api", "sso")), "role": role, "iat": issued}
+        values: dict[str, object] = {
+            "iss": style.issuer,
+            "role": role,
+            "iat": issued,
+            "exp": issued + d.pick((3600, 86400, 31_536_000, 315_360_000)),
+            "ref": d.chars(LOWER, 20),
+        }
         if role != "anon":
-            claims["sub"] = f"{d.chars(HEX, 8)}-{d.chars(HEX, 4)}-4{d.chars(HEX, 3)}-a{d.chars(HEX, 3)}-{d.chars(HEX, 12)}"
-        claims["exp"] = issued + d.pick((900, 3600, 86400, 31_536_000))
-        signing_input = b64url(b'{"alg":"HS256","typ":"JWT"}') + "." + b64url(json.dumps(claims, separators=(",", ":")).encode())
+            values["sub"] = f"{d.chars(HEX, 8)}-{d.chars(HEX, 4)}-4{d.chars(HEX, 3)}-a{d.chars(HEX, 3)}-{d.chars(HEX, 12)}"
+        claims = {name: values[name] for name in style.order if name in values}
+        signing_input = b64url(style.header.encode()) + "." + b64url(json.dumps(claims, separators=(",", ":")).encode())
         signature = hmac.new(d.randbytes(32), signing_input.encode(), hashlib.sha256).digest()
         return signing_input + "." + b64url(signature)
 
     return Format(kind, role, make, URLSAFE + ".")
+
+
+JWT_CLAIMS = ("iss", "role", "iat", "exp", "ref", "sub")
+JWT_HEADERS = ('{"alg":"HS256","typ":"JWT"}', '{"typ":"JWT","alg":"HS256"}', '{"alg":"HS256","kid":"k1","typ":"JWT"}')
 
 
 def private_key(style: str, escaped: bool = False) -> Format:
@@ -214,6 +237,7 @@ HOUSE_ALPHABETS = {
     "base32": BASE32,
     "crockford": "0123456789ABCDEFGHJKMNPQRSTVWXYZ",
     "urlsafe": URLSAFE,
+    "base64": ALNUM + "+/",
 }
 
 
@@ -232,8 +256,9 @@ class House:
     public_prefix: str
     secret_role: tuple[str, ...]
     """The words the vendor's secret goes by (`api key` for one vendor, `api secret` for another)."""
-    public_role: tuple[str, ...]
-    """The words its public identifier goes by: `api key` may be public for one vendor, secret for the next."""
+    public_roles: tuple[tuple[str, ...], ...]
+    """The words its one or two public identifiers go by: `api key` may be public for one vendor,
+    secret for the next."""
     alphabet: str
     length: int
     group: int
@@ -255,12 +280,13 @@ class House:
         return HOUSE_ALPHABETS[self.alphabet] + HEX + BASE62 * self.checksum + self.sep + self.secret_prefix + self.public_prefix
 
 
-def house_token(house: House) -> Format:
-    return Format("house_token", house.vendor, lambda d: house.secret_prefix + house.body(d), house.charset())
+def house_token(house: House, kind: str = "house_token") -> Format:
+    return Format(kind, house.vendor, lambda d: house.secret_prefix + house.body(d), house.charset())
 
 
-def house_public(house: House) -> Format:
-    return Format("public_key", house.vendor, lambda d: house.public_prefix + house.body(d), house.charset())
+def house_public(house: House, n: int = 0) -> Format:
+    """The vendor's n-th public identifier: its public prefix and the secret's alphabet and length."""
+    return Format("public_key", f"{house.vendor}:{n}", lambda d: house.public_prefix + house.body(d), house.charset())
 
 
 # -- decoys ----------------------------------------------------------------------------------

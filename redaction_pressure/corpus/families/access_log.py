@@ -10,16 +10,17 @@ from __future__ import annotations
 from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
+from redaction_pressure.corpus.families.common import kinds
 from redaction_pressure.corpus.document import Writer
 
-KINDS = ("jwt", "base64_credential", "generic_secret", "github_token", "stripe_key") + ("house_token",) * 4
+KINDS = ("jwt", "base64_credential", "generic_secret", "github_token", "stripe_key") + ("house_token",) * 8 + ("generic_secret", "jwt")
 AGENTS = ("curl/8.5.0", "python-requests/2.32.3", "okhttp/4.12.0", "Go-http-client/2.0", "axios/1.7.2")
 
 
 def draw(b: Builder) -> FamilyDialect:
     d = b.d
     layout = {"month": d.pick(("Mar", "Apr", "Oct", "Nov")), "field": d.pick(("auth", "authorization", "hdr_auth", "http_authorization"))}
-    for kind in d.sample(KINDS, d.int(1, 2)):
+    for kind in kinds(b, KINDS, 1, 2):
         fmt = b.secret_format(kind)
         if kind == "base64_credential" or d.chance(0.6):
             scheme = "Basic " if kind == "base64_credential" else d.pick(("Bearer ", "Token ", ""))
@@ -30,9 +31,11 @@ def draw(b: Builder) -> FamilyDialect:
             house = b.house_for(fmt)
             param = w.spell(house.secret_role, "lower_snake") if house else d.pick(("access_token", "api_key", "token", "key", "sig", "auth"))
             b.entry("query", (fmt, True), param=param, path=f"/api/v{d.int(1, 3)}/{d.pick(b.world.services)}")
-            if house or (kind in ("stripe_key", "generic_secret") and d.chance(0.6)):
-                public = w.spell(house.public_role, "lower_snake") if house else d.pick(("client_id", "pk", "publishable_key"))
-                b.entry("query", (b.public_like(fmt), False), param=public, path=f"/api/v1/{d.pick(b.world.services)}")
+            first = b.entries[-1]
+            for public, role in b.publics(fmt):
+                b.entry("query", (public, False), param=w.spell(role, "lower_snake"), path=f"/api/v1/{d.pick(b.world.services)}", group=first.group)
+            if not house and kind == "stripe_key" and d.chance(0.6):
+                b.entry("query", (b.public_like(fmt), False), param=d.pick(("client_id", "pk", "publishable_key")), path=f"/api/v1/{d.pick(b.world.services)}")
     if d.chance(0.6):
         b.entry("rid", (v.UUID, False), name=d.pick(("rid", "request_id", "x_request_id")))
     return b.done(layout, keep=0.7)

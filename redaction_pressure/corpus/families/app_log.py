@@ -14,10 +14,11 @@ import json
 from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
+from redaction_pressure.corpus.families.common import kinds
 from redaction_pressure.corpus.document import Mark, Writer
 from redaction_pressure.corpus.draw import HEX
 
-KINDS = ("jwt", "github_token", "slack_token", "openai_key", "generic_secret", "stripe_key", "gitlab_pat") + ("house_token",) * 4
+KINDS = ("jwt", "github_token", "slack_token", "openai_key", "generic_secret", "stripe_key", "gitlab_pat") + ("house_token",) * 8 + ("generic_secret", "jwt")
 FIELDS = ("token", "api_key", "auth", "access_token", "key", "credential", "bearer", "secret", "authorization", "x_api_key")
 MESSAGES = (
     "upstream call failed", "request authenticated", "retrying with stored credential", "webhook delivered",
@@ -30,7 +31,8 @@ def draw(b: Builder) -> FamilyDialect:
     d = b.d
     layout = {"format": d.pick(("logfmt", "json", "text")), "level_case": d.pick(("upper", "lower"))}
     fields = d.sample(FIELDS, 3)
-    for n, kind in enumerate(d.sample(KINDS, d.int(1, 3))):
+    names: set[str] = set()
+    for n, kind in enumerate(kinds(b, KINDS, 1, 3)):
         fmt = b.secret_format(kind)
         scheme = d.pick(("Bearer ", "")) if kind == "jwt" else ""
         house = b.house_for(fmt)
@@ -38,8 +40,11 @@ def draw(b: Builder) -> FamilyDialect:
         b.entry("leak", (fmt, True), field=field, scheme=scheme, message=d.pick(MESSAGES), component=d.pick(("http", "auth", "client", "worker", "sync")))
         if d.chance(0.6):
             b.entry("leak", (v.REDACTED_MARKER, False), field=field, scheme=scheme, message=d.pick(MESSAGES), component="auth")
-        if house:
-            b.entry("field", (b.public_like(fmt), False), field=w.spell((house.vendor, *house.public_role), "lower_snake"))
+        for public, role in b.publics(fmt) + b.anon(fmt):
+            name = w.spell(((house.vendor,) if house else ()) + tuple(role), "lower_snake")
+            if name not in names:
+                names.add(name)
+                b.entry("field", (public, False), field=name)
     if d.chance(0.7):
         b.entry("field", (v.UUID, False), field=d.pick(("request_id", "req_id", "correlation_id")))
     if d.chance(0.6):

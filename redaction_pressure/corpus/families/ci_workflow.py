@@ -14,9 +14,9 @@ from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
-from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, note, yaml_quote
+from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, kinds, note, yaml_quote
 
-KINDS = ("npm_token", "github_token", "gitlab_pat", "github_pat", "generic_secret", "slack_token", "password") + ("house_token",) * 4
+KINDS = ("npm_token", "github_token", "gitlab_pat", "github_pat", "generic_secret", "slack_token", "password") + ("house_token",) * 8 + ("generic_secret", "jwt")
 COMMANDS = (
     ("curl", 'curl -sf -H "Authorization: Bearer {v}" https://api.{domain}/v1/releases'),
     ("npmrc", 'echo "//registry.npmjs.org/:_authToken={v}" > .npmrc'),
@@ -31,8 +31,8 @@ def draw(b: Builder) -> FamilyDialect:
     system = d.pick(("github", "gitlab"))
     layout = {"system": system, "quote": d.pick(("", '"', "'")), "job": d.pick(("release", "publish", "deploy", "build")), "pragma": d.chance(0.6), "marker": d.pick(ALLOW_MARKERS)}
     store = "${{{{ secrets.{name} }}}}" if system == "github" else "${{CI_{name}}}"
-    for kind in d.sample(KINDS, d.int(1, 3)):
-        if d.chance(0.5):
+    for kind in kinds(b, KINDS, 1, 3):
+        if kind == "house_token" or d.chance(0.5):
             for entry in cluster(b, kind, "upper_snake", form="env", looks=("placeholder", "setting", "fixture", "reference", "allowlisted"), placeholder=store):
                 entry.words["quote"] = yaml_quote(entry.slots[0].fmt.charset, layout["quote"])
         else:

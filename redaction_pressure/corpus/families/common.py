@@ -47,10 +47,12 @@ def cluster(
     subject = b.subject(kind, fmt)
     role = b.role(kind, fmt)
     secret_words = (subject, *role)
-    entries = [b.entry(form, (fmt, True), key=b.claim(secret_words, case))]
-    if b.house_for(fmt):
-        entries.append(b.entry(form, (b.public_like(fmt), False), key=b.claim((subject, *b.public_role(fmt)), case)))
-    options = [look for look in looks if _applies(look, fmt) and not (look == "public" and b.house_for(fmt))]
+    first = b.entry(form, (fmt, True), key=b.claim(secret_words, case))
+    entries = [first]
+    # A vendor's (or internal service's) public ids, and an anon JWT, travel with the secret.
+    for public, role in b.publics(fmt) + b.anon(fmt):
+        entries.append(b.entry(form, (public, False), key=b.claim((subject, *role), case), group=first.group))
+    options = [look for look in looks if _applies(look, fmt) and not (look == "public" and (b.house_for(fmt) or fmt.kind == "jwt"))]
     chosen = d.sample(options, min(len(options), d.int(*count)))
     # A published format's test value often sits beside it, allowlisted, in the very same shape.
     if fmt.kind in PUBLISHED and "allowlisted" in options and "allowlisted" not in chosen and d.chance(0.75):
@@ -88,6 +90,15 @@ def cluster(
             other = d.pick(("staging", "local", "dev", "fallback", "default"))
             entries.append(b.entry(form, (v.placeholder(text, "ref"), False), key=b.claim((other, *secret_words), case)))
     return entries
+
+
+def kinds(b: Builder, options: Sequence[str], low: int, high: int) -> list[str]:
+    """`low` to `high` credential kinds from `options`, the first a vendor's token: every family
+    that follows the task's naming conventions carries at least one vendor credential set."""
+    chosen = b.d.sample(options, b.d.int(low, high))
+    if "house_token" not in chosen:
+        chosen[0] = "house_token"
+    return chosen
 
 
 def _applies(look: str, fmt: v.Format) -> bool:

@@ -12,9 +12,9 @@ from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.draw import HEX
-from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, note, yaml_quote
+from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, kinds, note, yaml_quote
 
-KINDS = ("generic_secret", "generic_secret", "stripe_key", "slack_token", "password", "openai_key", "jwt") + ("house_token",) * 5
+KINDS = ("generic_secret", "generic_secret", "stripe_key", "slack_token", "password", "openai_key", "jwt") + ("house_token",) * 10 + ("generic_secret", "jwt")
 IMAGE_DIGEST = v.Format("hash_digest", "image", lambda d: "sha256:" + d.chars(HEX, 64), HEX + "sha:")
 
 
@@ -24,7 +24,7 @@ def draw(b: Builder) -> FamilyDialect:
     layout = {"style": style, "quote": d.pick(("", '"', "'")) if style != "compose_list" else "", "app": d.pick(b.world.services)}
     layout["marker"] = d.pick(ALLOW_MARKERS)
     looks = ("placeholder", "setting", "reference", "allowlisted", "public") if style.startswith("compose") else ("setting", "reference", "allowlisted", "public")
-    for kind in d.sample(KINDS, d.int(1, 3)):
+    for kind in kinds(b, KINDS, 1, 3):
         for entry in cluster(b, kind, "upper_snake", form="env", looks=looks, count=(0, 2)):
             entry.words["quote"] = yaml_quote(entry.slots[0].fmt.charset, layout["quote"])
     if style == "kubernetes":

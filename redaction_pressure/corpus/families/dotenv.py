@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
-from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, note, shell_quote
+from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, kinds, note, shell_quote
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.values import placeholder
 
 KINDS = (
     "stripe_key", "openai_key", "npm_token", "slack_token", "gitlab_pat", "github_pat", "github_token",
     "generic_secret", "generic_secret", "generic_secret", "password", "jwt", "aws_access_key_id",
-    "house_token", "house_token", "house_token", "house_token", "house_token", "house_token",
-)  # fmt: skip
+    "generic_secret", "jwt",
+) + ("house_token",) * 12  # fmt: skip
 
 
 def draw(b: Builder) -> FamilyDialect:
@@ -32,7 +32,7 @@ def draw(b: Builder) -> FamilyDialect:
         "pragma": d.chance(0.6),
         "marker": d.pick(ALLOW_MARKERS),
     }
-    for kind in d.sample(KINDS, d.int(2, 4)):
+    for kind in kinds(b, KINDS, 2, 4):
         if kind == "aws_access_key_id":
             b.entry("aws", (b.secret_format("aws_access_key_id"), True), (b.secret_format("aws_secret_access_key"), True),
                     id_key="AWS_ACCESS_KEY_ID", secret_key="AWS_SECRET_ACCESS_KEY")  # fmt: skip

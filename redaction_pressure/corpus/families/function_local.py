@@ -12,9 +12,9 @@ from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
-from redaction_pressure.corpus.families.common import PRAGMA
+from redaction_pressure.corpus.families.common import PRAGMA, kinds
 
-KINDS = ("github_token", "github_pat", "slack_token", "generic_secret", "openai_key", "stripe_key", "jwt") + ("house_token",) * 4
+KINDS = ("github_token", "github_pat", "slack_token", "generic_secret", "openai_key", "stripe_key", "jwt") + ("house_token",) * 8 + ("generic_secret", "jwt")
 USES = {
     "header": '    headers = {{"Authorization": f"Bearer {{{var}}}"}}\n    return requests.get(f"https://api.{domain}/{{path}}", headers=headers, timeout=30).json()\n',
     "hmac": "    return hmac.new({var}.encode(), body, hashlib.sha256).hexdigest()\n",
@@ -26,7 +26,7 @@ VARS = (("token",), ("api", "key"), ("secret",), ("signing", "key"), ("auth", "t
 def draw(b: Builder) -> FamilyDialect:
     d = b.d
     layout = {"quote": d.pick(('"', "'")), "types": d.chance(0.5), "pragma": d.chance(0.6)}
-    for kind in d.sample(KINDS, d.int(1, 2)):
+    for kind in kinds(b, KINDS, 1, 2):
         use = d.pick(tuple(USES))
         fmt = b.secret_format(kind)
         house = b.house_for(fmt)
@@ -34,14 +34,16 @@ def draw(b: Builder) -> FamilyDialect:
         name = w.spell((d.pick(("sync", "sign", "notify", "fetch", "push", "verify")), d.pick(b.world.services)), "lower_snake")
         b.entry("function", (fmt, True), name=name, var=var, use=use,
                 client=d.pick(("WebClient", "ApiClient", "Client")), call=d.pick(("list_items()", "ping()", "sync(path)")))  # fmt: skip
-        look = d.pick(("environ", "key_id", "fixture", "none", "public") if house else ("environ", "key_id", "fixture", "none"))
+        first = b.entries[-1]
+        # A vendor's public ids sit beside its secret, in module constants.
+        for public, role in b.publics(fmt):
+            b.entry("assign", (public, False), var=w.spell((house.vendor, *role), "lower_snake"), group=first.group)
+        look = d.pick(("environ", "key_id", "fixture", "none"))
         if look == "environ":
             env = var.upper()
             b.entry("environ", (v.placeholder(f'os.environ.get("{env}")', "environ"), False), name=f"{name}_from_env", var=var, use=use)
         elif look == "key_id":
             b.entry("assign", (v.UUID, False), var=f"{var}_id")
-        elif look == "public":
-            b.entry("assign", (b.public_like(fmt), False), var=w.spell((house.vendor, *house.public_role), "lower_snake"))
         elif look == "fixture":
             b.entry("test", (b.fixture_like(b.entries[-1].slots[0].fmt), False), name=name, var=var)
     return b.done(layout, keep=0.8)

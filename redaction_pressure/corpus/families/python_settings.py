@@ -13,9 +13,9 @@ from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
-from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, note
+from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, kinds, note
 
-KINDS = ("google_api_key", "stripe_key", "openai_key", "generic_secret", "generic_secret") + ("house_token",) * 5
+KINDS = ("google_api_key", "stripe_key", "openai_key", "generic_secret", "generic_secret") + ("house_token",) * 10 + ("generic_secret", "jwt")
 AWS_WORDS = {"id": ("aws", "access", "key", "id"), "secret": ("aws", "secret", "access", "key"), "session": ("aws", "session", "token")}
 
 
@@ -33,7 +33,7 @@ def draw(b: Builder) -> FamilyDialect:
         if d.chance(0.5):
             b.entry("comment", (d.pick((v.AWS_EXAMPLE_KEY_ID, v.AWS_EXAMPLE_SECRET)), False),
                     text=d.pick(("# Shape of the credentials, from the AWS docs: ", "# e.g. ", "# example value: ")))  # fmt: skip
-    for kind in d.sample(KINDS, d.int(1, 3) if len(b.entries) else d.int(2, 3)):
+    for kind in kinds(b, KINDS, *(2, 3) if not b.entries else (1, 3)):
         cluster(b, kind, case, placeholder='os.environ["{name}"]')
     return b.done(layout)
 

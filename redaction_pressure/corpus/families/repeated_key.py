@@ -14,7 +14,7 @@ from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Mark, Writer
 from redaction_pressure.corpus.families.common import yaml_quote
 
-KINDS = ("stripe_key", "openai_key", "google_api_key", "generic_secret", "slack_token") + ("house_token",) * 5
+KINDS = ("stripe_key", "openai_key", "google_api_key", "generic_secret", "slack_token") + ("house_token",) * 10 + ("generic_secret", "jwt")
 
 
 def draw(b: Builder) -> FamilyDialect:
@@ -36,7 +36,8 @@ def draw(b: Builder) -> FamilyDialect:
             suffix, decoy = b.reference(subject, (subject, *role))
             b.entry("kv", (decoy, False), key=w.spell((subject, *role, *suffix), case))
         elif kind in ("house_token", "stripe_key", "generic_secret"):
-            b.entry("kv", (b.public_like(fmt), False), key=w.spell((subject, *b.public_role(fmt)), case))
+            for public, prole in b.publics(fmt) or [(b.public_like(fmt), b.public_role(fmt))]:
+                b.entry("kv", (public, False), key=w.spell((subject, *prole), case))
     return b.done(layout, keep=0.8)
 
 

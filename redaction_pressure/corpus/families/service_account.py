@@ -34,7 +34,8 @@ def draw(b: Builder) -> FamilyDialect:
     else:
         house = d.pick(b.world.houses)
         case = d.pick(("lower_snake", "camel"))
-        b.entry("kv", (v.house_public(house), False), key=w.spell(house.public_role, case))
+        for n, role in enumerate(house.public_roles):
+            b.entry("kv", (v.house_public(house, n), False), key=w.spell(role, case))
         b.entry("kv", (v.house_token(house), True), key=w.spell(house.secret_role, case))
         layout["vendor"] = house.vendor
     return b.done(layout, keep=1.0)

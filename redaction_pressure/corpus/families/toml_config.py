@@ -12,9 +12,9 @@ from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
-from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, note
+from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, kinds, note
 
-KINDS = ("generic_secret", "generic_secret", "stripe_key", "password", "slack_token", "openai_key") + ("house_token",) * 5
+KINDS = ("generic_secret", "generic_secret", "stripe_key", "password", "slack_token", "openai_key") + ("house_token",) * 10 + ("generic_secret", "jwt")
 
 
 def draw(b: Builder) -> FamilyDialect:
@@ -23,7 +23,7 @@ def draw(b: Builder) -> FamilyDialect:
     layout = {"case": case, "fixtures": d.pick(("tests.fixtures", "fixtures", "dev.seed", "testing")), "pragma": d.chance(0.6), "marker": d.pick(ALLOW_MARKERS)}
     tables: set[str] = set()
     fixture_keys: set[str] = set()
-    for kind in d.sample(KINDS, d.int(1, 2)):
+    for kind in kinds(b, KINDS, 1, 2):
         table = d.pick([t for t in (b.subject(kind), "secrets", "vendors", "integrations") if t not in tables])
         tables.add(table)
         entries = cluster(b, kind, case, looks=("setting", "reference", "hash", "public", "id", "allowlisted"), count=(1, 2))

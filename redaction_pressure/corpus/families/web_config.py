@@ -32,8 +32,9 @@ def draw(b: Builder) -> FamilyDialect:
         kind = d.pick(("house_token", "stripe_key", "generic_secret", "house_token", "house_token"))
         fmt = b.secret_format(kind)
         subject = b.subject(kind, fmt)
-        b.entry("kv", (fmt, True), key=b.claim((subject, *b.role(kind, fmt)), case))
-        b.entry("kv", (b.public_like(fmt), False), key=b.claim((subject, *b.public_role(fmt)), case))
+        first = b.entry("kv", (fmt, True), key=b.claim((subject, *b.role(kind, fmt)), case))
+        for public, role in b.publics(fmt) or [(b.public_like(fmt), b.public_role(fmt))]:
+            b.entry("kv", (public, False), key=b.claim((subject, *role), case), group=first.group)
     for look in d.sample(("sentry", "recaptcha", "placeholder", "publishable"), d.int(1, 3)):
         if look == "sentry":
             b.entry("sentry", (SENTRY_KEY, False), key=w.spell(("sentry", "dsn"), case), project=d.digits(7), org=d.digits(6))
