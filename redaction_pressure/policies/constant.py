@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -39,11 +40,14 @@ import regex
 
 from redaction_pressure.rubric import WEIGHTS
 from redaction_pressure.rules import MAX_PATTERN_CHARS, MAX_RULES, Rule
-from redaction_pressure.scanner import REDACTED
+from redaction_pressure.scanner import REDACTED, scan
 from redaction_pressure.spans import Record
 
 RULES_FILE = Path(__file__).with_name("constant_rules.json")
 PRECISION_FLOORS = (0.5, 0.8, 0.9, 0.95)
+COST_LIMIT = 0.2
+"""Mean CPU seconds of matching per task the chosen pieces may spend together: a fifth of the
+episode budget, so that the slowest tasks stay well inside it."""
 
 _FAKE = r"(?!\S*?(?P<run>\S)(?P=run){5})(?!\S*?(?i:fake|dummy|test|sample|notreal|example|mock|xxxx|0123456789))"
 _ALLOWLISTED = r"(?![^\n]*(?:allowlist secret|gitleaks:allow|trufflehog:ignore|nosec|noqa))"
@@ -239,6 +243,8 @@ class _Piece:
     pattern: str
     bits: dict[int, int]
     precision: float
+    cost: float
+    """Mean CPU seconds the piece spends matching one task's hidden records."""
 
 
 class _Selection:
@@ -250,6 +256,7 @@ class _Selection:
         self.union = [0] * len(tasks)
         self.rewards = [0.0] * len(tasks)
         self.chars = 0
+        self.cost = 0.0
 
     def gain(self, piece: _Piece) -> float:
         """How much adding `piece` changes the summed reward (only its tasks can change)."""
@@ -258,6 +265,7 @@ class _Selection:
     def add(self, piece: _Piece) -> None:
         self.chosen.append(piece)
         self.chars += len(piece.pattern) + 1
+        self.cost += piece.cost
         for t, b in piece.bits.items():
             self.union[t] |= b
             self.rewards[t] = _reward(self.union[t], self.tasks[t])
@@ -276,6 +284,7 @@ class _Selection:
     def remove(self, n: int) -> None:
         piece = self.chosen.pop(n)
         self.chars -= len(piece.pattern) + 1
+        self.cost -= piece.cost
         for t in piece.bits:
             self.union[t] = 0
             for other in self.chosen:
@@ -301,7 +310,7 @@ def _greedy(pieces: Sequence[_Piece], tasks: Sequence[_Task], max_chars: int) ->
     while heap:
         _, n = heapq.heappop(heap)
         piece = pieces[n]
-        if n in taken or selection.chars + len(piece.pattern) + 1 > max_chars:
+        if n in taken or selection.chars + len(piece.pattern) + 1 > max_chars or selection.cost + piece.cost > COST_LIMIT:
             continue
         gain = selection.gain(piece)
         if heap and gain < -heap[0][0] - 1e-12:
@@ -342,6 +351,7 @@ def select(
         except regex.error:
             continue
         bits = {}
+        started = time.thread_time()
         for t, task in enumerate(tasks):
             b = _removed(pattern, task)
             if b == -1:
@@ -352,7 +362,8 @@ def select(
         if bits:
             removed = sum(b.bit_count() for b in bits.values())
             clean = sum(n for t, b in bits.items() for mask, n in tasks[t].secrets if b & mask == mask)
-            pieces.append(_Piece(pattern_text, bits, clean / removed if removed else 0.0))
+            cost = (time.thread_time() - started) / len(tasks)
+            pieces.append(_Piece(pattern_text, bits, clean / removed if removed else 0.0, cost))
     best: _Selection | None = None
     for floor in PRECISION_FLOORS:
         allowed = [p for p in pieces if p.precision >= floor]
@@ -400,7 +411,15 @@ def fit(
     if progress:
         progress(f"{len(candidates)} candidate pieces mined from {len(train)} train tasks")
     chosen = select(candidates, [hidden for _, hidden in train], progress=progress)
-    return pack_apart(chosen)
+    # The packed answer must be valid on every train task: drop the costliest piece until it is.
+    while True:
+        rules = pack_apart(chosen)
+        failing = sum(1 for _, hidden in train if scan(rules, [r.text for r in hidden]).errors)
+        if not failing or not chosen:
+            return rules
+        if progress:
+            progress(f"packed answer fails on {failing} train tasks: dropping the costliest piece")
+        chosen.remove(max(chosen, key=lambda piece: piece.cost))
 
 
 def frequencies(train: Sequence[tuple[Sequence[Record], Sequence[Record]]]) -> Counter[str]:
