@@ -29,6 +29,7 @@ def summary(results) -> dict[str, float]:
         "recall": round(statistics.fmean(r.recall for r in results), 4),
         "precision": round(statistics.fmean(r.precision for r in results), 4),
         "clean_gate": round(statistics.fmean(r.clean_gate for r in results), 4),
+        "valid": round(statistics.fmean(r.valid for r in results), 4),
     }
 
 

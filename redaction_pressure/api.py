@@ -104,13 +104,21 @@ Scanner = Callable[[Sequence[Rule], Sequence[str], Budget], ScanResult]
 
 
 def score_reply(
-    task: RedactionTask, reply: str, *, budget: Budget = DEFAULT_BUDGET, scanner: Scanner = scan
+    task: RedactionTask, reply: str, *, budget: Budget = DEFAULT_BUDGET, scanner: Scanner | None = None
 ) -> ScoreResult:
     """Score a raw reply string against the task's hidden records.
 
-    `scanner` runs the rules: in this process by default, or `ScanPool.scan` to match in
-    an isolated worker.
+    By default the rules run in the process-wide scan pool (`pool.shared_pool()`), as the
+    verifiers taskset runs them: the matching budget is then charged to the episode alone,
+    so the reward is the taskset's whatever other threads of this process are doing.
+    `scanner=scan` matches in this thread instead (faster for batch work on a quiet
+    process; a busy thread beside it can make `regex` time out early); any other
+    `ScanPool.scan` works too.
     """
+    if scanner is None:
+        from redaction_pressure.pool import shared_pool
+
+        scanner = shared_pool().scan
     return score_records(task.hidden, reply, budget=budget, scanner=scanner)
 
 

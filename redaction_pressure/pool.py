@@ -11,18 +11,24 @@ Contract of `ScanPool.scan(rules, texts, budget)` (a blocking call; run it off t
 event loop):
 - it returns exactly what `scanner.scan` returns for the same arguments, computed in a
   worker;
-- a worker that runs past the wall-clock deadline is killed and replaced; one that dies
-  or runs out of its memory cap is replaced; either way the episode ends with a single
-  `resource_exhausted` error (reward 0) and the pool stays usable;
-- at most `workers` episodes run at once; further callers wait for a free worker, and
-  the deadline counts only from when a worker takes the episode.
+- a reward never depends on load or on faults from outside. The limit that ends an
+  episode is its own CPU time in its worker (`cpu_seconds`, enforced by the kernel with
+  `RLIMIT_CPU`) or its memory cap: only those end it as `resource_exhausted` (reward 0).
+  A worker that dies from outside (killed, crashed) or stalls past the wall-clock safety
+  net (`deadline`, far above any CPU allowance) is replaced and the episode runs again on
+  a fresh worker, up to `ATTEMPTS` times;
+- a worker takes episodes only once it is ready (its imports done); replacements start in
+  the background;
+- at most `workers` episodes run at once; further callers wait for a free worker.
 """
 
 from __future__ import annotations
 
 import atexit
+import math
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -33,15 +39,31 @@ from redaction_pressure.api import ScoreResult, records_for, score_records
 from redaction_pressure.rules import Rule
 from redaction_pressure.scanner import DEFAULT_BUDGET, Budget, ScanResult
 from redaction_pressure.splits import PRIVATE_ENV
-from redaction_pressure.worker import PROMPT_MISMATCH, RESOURCE_EXHAUSTED, exhausted
+from redaction_pressure.worker import MEMORY_EXIT, PROMPT_MISMATCH, READY, RESOURCE_EXHAUSTED, exhausted
 
-DEFAULT_WORKERS = 2
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask), not the machine's count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+DEFAULT_WORKERS = available_cpus()
 DEFAULT_MEMORY_MB = 1024
-DEFAULT_DEADLINE_SECONDS = 10.0
-"""Wall-clock seconds an episode may hold a worker: far above the 1 s CPU budget, so only
-an episode that escapes the budget (or a machine stalled for seconds) reaches it."""
+DEFAULT_CPU_SECONDS = 5.0
+"""CPU seconds an episode may use in its worker: five times the 1 s matching budget, so only
+an episode that escapes the budget (compiling, grading a flood of matches) reaches it."""
+DEFAULT_DEADLINE_SECONDS = 120.0
+"""Wall-clock safety net: a worker that holds an episode this long without using up its CPU
+allowance is stalled from outside (stopped, starved, swapping); it is replaced and the
+episode runs again."""
+ATTEMPTS = 3
+"""Runs an episode gets when its worker dies from outside or stalls; then it is exhausted."""
+START_TIMEOUT_SECONDS = 120.0
 
-__all__ = ["RESOURCE_EXHAUSTED", "PromptMismatch", "ScanPool", "shared_pool"]
+__all__ = ["RESOURCE_EXHAUSTED", "PromptMismatch", "ScanPool", "available_cpus", "shared_pool"]
 
 
 class PromptMismatch(ValueError):
@@ -49,7 +71,21 @@ class PromptMismatch(ValueError):
 
 
 class _Exhausted:
-    """A job whose worker had to be killed or ran out of memory."""
+    """An episode that used up its own CPU allowance or memory, or whose attempts ran out."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+
+
+class _Retry:
+    """An attempt lost to the worker, not to the episode (killed from outside, crashed, stalled)."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+
+
+class _Broken:
+    """Stands in the idle queue for a worker that could not be started."""
 
     def __init__(self, detail: str) -> None:
         self.detail = detail
@@ -58,18 +94,27 @@ class _Exhausted:
 class _Worker:
     """One `python -m redaction_pressure.worker` process and its two pipe ends."""
 
-    def __init__(self, memory_bytes: int) -> None:
+    def __init__(self, memory_bytes: int, cpu_seconds: float) -> None:
         # A plain subprocess, not multiprocessing: it never re-runs the caller's
         # __main__ module and inherits no threads or locks. It needs no secret either.
         env = {key: value for key, value in os.environ.items() if key != PRIVATE_ENV}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "redaction_pressure.worker", str(memory_bytes)],
+            [sys.executable, "-m", "redaction_pressure.worker", str(memory_bytes), repr(cpu_seconds)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
         )  # fmt: skip
         self.jobs = Connection(os.dup(self.process.stdin.fileno()), readable=False)
         self.results = Connection(os.dup(self.process.stdout.fileno()), writable=False)
         self.process.stdin.close()
         self.process.stdout.close()
+
+    def wait_ready(self, timeout: float) -> str | None:
+        """None once the worker has announced it is ready, else why it is not."""
+        try:
+            if self.results.poll(timeout) and self.results.recv() == READY:
+                return None
+            return f"a scan worker did not start within {timeout:g} s"
+        except (EOFError, OSError):
+            return f"a scan worker exited while starting (status {self.process.wait()})"
 
     def stop(self, kill: bool) -> None:
         if not kill:
@@ -86,29 +131,56 @@ class _Worker:
 
 
 class ScanPool:
-    """`workers` single-threaded scanning processes with a memory cap and a wall deadline."""
+    """`workers` single-threaded scanning processes with a memory cap and a CPU allowance per episode."""
 
     def __init__(
         self,
         workers: int = DEFAULT_WORKERS,
         memory_mb: int = DEFAULT_MEMORY_MB,
         deadline: float = DEFAULT_DEADLINE_SECONDS,
+        cpu_seconds: float = DEFAULT_CPU_SECONDS,
     ) -> None:
-        if workers < 1 or memory_mb < 64 or deadline <= 0:
+        if workers < 1 or memory_mb < 64 or deadline <= 0 or cpu_seconds <= 0:
             raise ValueError(
-                f"a scan pool needs workers >= 1, memory_mb >= 64 and a positive deadline "
-                f"(got {workers}, {memory_mb}, {deadline})"
+                f"a scan pool needs workers >= 1, memory_mb >= 64, a positive deadline and positive "
+                f"cpu_seconds (got {workers}, {memory_mb}, {deadline}, {cpu_seconds})"
             )
-        self.workers, self.memory_mb, self.deadline = workers, memory_mb, deadline
-        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self.workers, self.memory_mb, self.deadline, self.cpu_seconds = workers, memory_mb, deadline, cpu_seconds
+        self._idle: queue.Queue[_Worker | _Broken] = queue.Queue()
         self._lock = threading.Lock()
         self._closed = False
         self.replaced = 0
-        for _ in range(workers):
-            self._idle.put(self._start())
+        """Workers replaced so far (killed, crashed, stalled or over an episode's limit)."""
+        self.retried = 0
+        """Episode attempts run again because their worker died from outside or stalled."""
+        starting = [self._spawn() for _ in range(workers)]
+        for worker in starting:
+            problem = worker.wait_ready(START_TIMEOUT_SECONDS)
+            if problem:
+                for started in starting:
+                    started.stop(kill=True)
+                raise RuntimeError(problem)
+            self._idle.put(worker)
 
-    def _start(self) -> _Worker:
-        return _Worker(self.memory_mb * 1024 * 1024)
+    def _spawn(self) -> _Worker:
+        return _Worker(self.memory_mb * 1024 * 1024, self.cpu_seconds)
+
+    def _replace(self, worker: _Worker) -> None:
+        """Kill `worker` and start its replacement in the background; it joins the idle queue when ready."""
+        worker.stop(kill=True)
+        with self._lock:
+            self.replaced += 1
+
+        def start() -> None:
+            fresh = self._spawn()
+            problem = fresh.wait_ready(START_TIMEOUT_SECONDS)
+            if problem:
+                fresh.stop(kill=True)
+                self._idle.put(_Broken(problem))
+            else:
+                self._idle.put(fresh)
+
+        threading.Thread(target=start, name="scan-worker-start", daemon=True).start()
 
     def scan(self, rules: Sequence[Rule], texts: Sequence[str], budget: Budget = DEFAULT_BUDGET) -> ScanResult:
         """Scan in a worker (blocking); see the module docstring for the contract."""
@@ -134,34 +206,48 @@ class ScanPool:
         return outcome
 
     def _run(self, job: tuple):
-        """Run a job on a free worker: its answer, or `_Exhausted` if the worker had to go."""
-        if self._closed:
-            raise RuntimeError("this scan pool is closed")
-        worker = self._idle.get()
-        if worker.process.poll() is not None:
-            # Died while idle (killed from outside): not this episode's doing.
-            worker.stop(kill=True)
-            worker = self._start()
+        """Run a job on ready workers until it has an answer or its attempts run out."""
+        for _ in range(ATTEMPTS):
+            outcome = self._attempt(job)
+            if not isinstance(outcome, _Retry):
+                return outcome
             with self._lock:
-                self.replaced += 1
-        answer, detail = None, "the worker died while scanning (out of memory or killed)"
+                self.retried += 1
+        return _Exhausted(f"{outcome.detail}, on each of {ATTEMPTS} workers")
+
+    def _take(self) -> _Worker:
+        while True:
+            if self._closed:
+                raise RuntimeError("this scan pool is closed")
+            worker = self._idle.get()
+            if isinstance(worker, _Broken):
+                self._idle.put(worker)
+                raise RuntimeError(worker.detail)
+            if worker.process.poll() is None:
+                return worker
+            self._replace(worker)  # died while idle (killed from outside): no episode's doing
+
+    def _attempt(self, job: tuple):
+        worker = self._take()
         try:
             worker.jobs.send(job)
             if worker.results.poll(self.deadline):
                 answer = worker.results.recv()
             else:
-                detail = f"the episode held its worker past the {self.deadline:g} s wall-clock deadline"
+                self._replace(worker)
+                return _Retry(f"the worker stalled past the {self.deadline:g} s wall-clock safety net")
         except (EOFError, OSError):
-            pass
-        finally:
-            if answer is None:
-                worker.stop(kill=True)
-                worker = self._start()
-                with self._lock:
-                    self.replaced += 1
-            self._idle.put(worker)
-        if answer is None:
-            return _Exhausted(detail)
+            try:
+                status = worker.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                status = None
+            self._replace(worker)
+            if status == -signal.SIGXCPU:
+                return _Exhausted(f"the episode used more than its {math.ceil(self.cpu_seconds)} s of CPU")
+            if status == MEMORY_EXIT:
+                return _Exhausted("the job did not fit in the worker's memory cap")
+            return _Retry(f"the worker died while scanning (status {status})")
+        self._idle.put(worker)
         if isinstance(answer, str) and answer.startswith(RESOURCE_EXHAUSTED + ": "):
             return _Exhausted(answer.removeprefix(RESOURCE_EXHAUSTED + ": "))
         return answer
@@ -170,7 +256,9 @@ class ScanPool:
         """Stop every worker; the pool cannot be used afterwards."""
         self._closed = True
         for _ in range(self.workers):
-            self._idle.get().stop(kill=False)
+            worker = self._idle.get()
+            if isinstance(worker, _Worker):
+                worker.stop(kill=False)
 
     def __enter__(self) -> ScanPool:
         return self
@@ -179,7 +267,7 @@ class ScanPool:
         self.close()
 
 
-_SHARED: dict[tuple[int, int, float], ScanPool] = {}
+_SHARED: dict[tuple, ScanPool] = {}
 _SHARED_LOCK = threading.Lock()
 
 
@@ -187,13 +275,14 @@ def shared_pool(
     workers: int = DEFAULT_WORKERS,
     memory_mb: int = DEFAULT_MEMORY_MB,
     deadline: float = DEFAULT_DEADLINE_SECONDS,
+    cpu_seconds: float = DEFAULT_CPU_SECONDS,
 ) -> ScanPool:
     """The process-wide pool for these settings, started on first use and reused."""
-    key = (workers, memory_mb, deadline)
+    key = (workers, memory_mb, deadline, cpu_seconds)
     with _SHARED_LOCK:
         pool = _SHARED.get(key)
         if pool is None:
-            pool = _SHARED[key] = ScanPool(workers, memory_mb, deadline)
+            pool = _SHARED[key] = ScanPool(workers, memory_mb, deadline, cpu_seconds)
         return pool
 
 

@@ -40,6 +40,7 @@ from redaction_pressure.api import (
 from redaction_pressure.corpus import CORPUS_VERSION
 from redaction_pressure.identity import identity
 from redaction_pressure.pool import (
+    DEFAULT_CPU_SECONDS,
     DEFAULT_DEADLINE_SECONDS,
     DEFAULT_MEMORY_MB,
     DEFAULT_WORKERS,
@@ -67,11 +68,14 @@ class RedactionPressureData(vf.TaskData):
 
 class RedactionPressureTaskConfig(vf.TaskConfig):
     scan_workers: int = Field(DEFAULT_WORKERS, ge=1)
-    """Worker processes that run the rules, one episode at a time each (per scoring process)."""
+    """Worker processes that run the rules, one episode at a time each (per scoring process);
+    by default the number of CPUs this process may use."""
     scan_memory_mb: int = Field(DEFAULT_MEMORY_MB, ge=64)
     """Address-space cap of each scanning worker, in MiB."""
+    scan_cpu_seconds: float = Field(DEFAULT_CPU_SECONDS, gt=0)
+    """CPU seconds an episode may use in its worker; past them it ends resource_exhausted."""
     scan_deadline: float = Field(DEFAULT_DEADLINE_SECONDS, gt=0)
-    """Wall-clock seconds an episode may hold a worker before it is killed and replaced."""
+    """Wall-clock safety net: a worker stalled this long is replaced and the episode runs again."""
 
 
 class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPressureTaskConfig]):
@@ -82,7 +86,7 @@ class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPr
     @property
     def pool(self) -> ScanPool:
         config = self.config
-        return shared_pool(config.scan_workers, config.scan_memory_mb, config.scan_deadline)
+        return shared_pool(config.scan_workers, config.scan_memory_mb, config.scan_deadline, config.scan_cpu_seconds)
 
     @property
     def key(self) -> str:

@@ -1,9 +1,13 @@
-"""A scanning worker process: `python -m redaction_pressure.worker MEMORY_BYTES`.
+"""A scanning worker process: `python -m redaction_pressure.worker MEMORY_BYTES CPU_SECONDS`.
 
-Started by `pool.ScanPool`, never by hand. It caps its own address space, then serves
-jobs over its standard input and output (pickled, framed by `multiprocessing.connection`)
-one at a time on one thread, so the process CPU clock that `regex` timeouts use measures
-only the current episode. Two kinds of job:
+Started by `pool.ScanPool`, never by hand. It caps its own address space, imports what
+an episode needs, announces `READY` on its channel, then serves jobs over its standard
+input and output (pickled, framed by `multiprocessing.connection`) one at a time on one
+thread, so the process CPU clock that `regex` timeouts use measures only the current
+episode. Before each job it sets its CPU limit (`RLIMIT_CPU`) to the CPU it has used so
+far plus CPU_SECONDS: a job that runs past that is killed by the kernel with `SIGXCPU`,
+which the pool reads as the episode's own doing. Wall-clock time and other processes'
+load never count against an episode. Two kinds of job:
 
 - `("scan", rules, texts, budget)` -> `ScanResult`;
 - `("episode", seed, shown, hidden, prompt_sha256, reply, budget)` -> `ScoreResult`, or
@@ -11,21 +15,29 @@ only the current episode. Two kinds of job:
   model saw. The worker regenerates (and caches) records itself, so the parent sends a
   few hundred bytes and does no CPU work; it never sends the private secret, only seeds.
 
-Anything a job prints goes to standard error, never into the channel.
+A job too large to receive under the memory cap ends the process with `MEMORY_EXIT`
+(the channel cannot be trusted after a half-read message). Anything a job prints goes to
+standard error, never into the channel.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import resource
 import sys
 from multiprocessing.connection import Connection
 
+from redaction_pressure.api import prompt_digest, records_for, score_records
+from redaction_pressure.prompt import user_prompt
 from redaction_pressure.rules import RedactionError
 from redaction_pressure.scanner import ScanResult, scan
 
 RESOURCE_EXHAUSTED = "resource_exhausted"
 PROMPT_MISMATCH = "prompt_mismatch"
+READY = "ready"
+MEMORY_EXIT = 3
+"""Exit status of a worker that could not receive a job inside its memory cap."""
 
 
 def exhausted(detail: str, texts) -> ScanResult:
@@ -34,16 +46,18 @@ def exhausted(detail: str, texts) -> ScanResult:
     return ScanResult(tuple(() for _ in texts), tuple(texts), 0, (error,), 0.0)
 
 
-def serve(jobs: Connection, results: Connection) -> None:
+def serve(jobs: Connection, results: Connection, cpu_seconds: float) -> None:
+    results.send(READY)
     while True:
         try:
             job = jobs.recv()
         except (EOFError, OSError):
             return
         except MemoryError:
-            return  # the job itself exceeds the cap: exit; the pool reports and replaces us
+            sys.exit(MEMORY_EXIT)
         if job is None:
             return
+        _limit_cpu(cpu_seconds)
         try:
             result = run(job)
         except MemoryError:
@@ -53,13 +67,17 @@ def serve(jobs: Connection, results: Connection) -> None:
         results.send(result)
 
 
+def _limit_cpu(cpu_seconds: float) -> None:
+    """Allow the next job `cpu_seconds` of this process's CPU time (whole seconds, rounded up)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    soft = math.ceil(usage.ru_utime + usage.ru_stime + cpu_seconds)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.RLIM_INFINITY))
+
+
 def run(job: tuple):
     if job[0] == "scan":
         _, rules, texts, budget = job
         return scan(rules, texts, budget)
-    from redaction_pressure.api import prompt_digest, records_for, score_records
-    from redaction_pressure.prompt import user_prompt
-
     _, seed, shown, hidden, digest, reply, budget = job
     records = records_for(seed, shown, hidden)
     if prompt_digest(user_prompt(records[:shown], hidden)) != digest:
@@ -68,11 +86,12 @@ def run(job: tuple):
 
 
 def main() -> None:
-    memory = int(sys.argv[1])
+    memory, cpu_seconds = int(sys.argv[1]), float(sys.argv[2])
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     channel_out = os.dup(1)
     os.dup2(2, 1)  # stray output goes to stderr, not into the result channel
-    serve(Connection(os.dup(0), writable=False), Connection(channel_out, readable=False))
+    serve(Connection(os.dup(0), writable=False), Connection(channel_out, readable=False), cpu_seconds)
 
 
 if __name__ == "__main__":

@@ -207,3 +207,38 @@ class TestWireRoundTrip(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestLoadIndependence(unittest.TestCase):
+    def test_a_busy_thread_does_not_change_the_default_score(self):
+        """score_reply scores in the shared pool by default: a busy thread beside it changes nothing.
+
+        The answer uses about 40% of the matching budget, its slowest call about half the
+        per-call cap. Matched in this process instead (`scanner=scan`), the busy thread's CPU
+        counts on the same process clock as `regex`'s timeouts and the answer scores 0
+        (`timeout`) in every run measured here.
+        """
+        import threading
+
+        from redaction_pressure.scanner import scan
+
+        task = load_task("dev", 3)
+        answer = policies.reply([*policies.oracle_rules(task.hidden), Rule(r"(?:[A-Za-z0-9]{1,40}){1,2}(?<=Q{3})", "")])
+        quiet = score_reply(task, answer, scanner=scan)
+        self.assertEqual((quiet.reward, quiet.errors), (1.0, ()))
+        self.assertGreater(quiet.metrics["budget_used"], 0.2)
+        stop = threading.Event()
+
+        def spin() -> None:
+            while not stop.is_set():
+                pass
+
+        busy = threading.Thread(target=spin)
+        busy.start()
+        try:
+            results = [score_reply(task, answer) for _ in range(3)]
+        finally:
+            stop.set()
+            busy.join()
+        for result in results:
+            self.assertEqual(result.model_dump(exclude={"metrics"}), quiet.model_dump(exclude={"metrics"}))

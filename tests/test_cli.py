@@ -124,7 +124,10 @@ class TestBaselinesCommand(unittest.TestCase):
         data = json.loads(result.stdout)
         self.assertEqual((data["split"], data["tasks"]), ("dev", 4))
         rows = {row["policy"]: row for row in data["ladder"]}
-        self.assertEqual(set(rows), {"oracle", "no_rules", "first_character", "delete_everything", "prefix", "scanner", "literal"})
+        self.assertEqual(set(rows), {
+            "oracle", "induction", "constant", "prefix", "after_separator", "long_tokens",
+            "delete_everything", "scanner", "no_rules", "first_character", "literal",
+        })  # fmt: skip
         self.assertEqual(rows["oracle"]["reward"], 1.0)
 
     def test_ladder_table(self):

@@ -1,10 +1,11 @@
-"""Isolated scanning: worker processes with a memory cap and a wall-clock deadline."""
+"""Isolated scanning: worker processes with a memory cap, a CPU allowance per episode and retries."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import threading
 import time
 import unittest
 
@@ -21,7 +22,7 @@ from redaction_pressure.splits import seed_for
 class TestScanPool(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.pool = ScanPool(workers=2, memory_mb=256, deadline=2.0)
+        cls.pool = ScanPool(workers=2, memory_mb=256, cpu_seconds=1.0)
 
     @classmethod
     def tearDownClass(cls):
@@ -46,7 +47,7 @@ class TestScanPool(unittest.TestCase):
                 self.assertEqual(set(there.metrics), set(here.metrics))
 
     def test_an_exhausted_episode_keeps_its_metrics(self):
-        """An episode past the deadline scores 0 with resource_exhausted and the usual metric keys."""
+        """An episode past its CPU allowance scores 0 with resource_exhausted and the usual metric keys."""
         task = dev_tasks()[0]
         answer = json.dumps({"rules": [{"pattern": r"(?s)(.|.)*(?<=\x00)", "replacement": ""}]})
         budget = Budget(episode=60, call=60)
@@ -59,16 +60,41 @@ class TestScanPool(unittest.TestCase):
         with self.assertRaises(PromptMismatch):
             self.pool.score_episode(seed_for("dev", 0), 8, 32, "0" * 64, '{"rules": []}')
 
-    def test_an_episode_past_the_deadline_is_killed_and_replaced(self):
-        """Past the wall-clock deadline the worker is killed; the episode is resource_exhausted; the pool goes on."""
-        replaced = self.pool.replaced
+    def test_an_episode_past_its_cpu_allowance_is_killed_and_replaced(self):
+        """Past its CPU allowance the worker is killed; the episode is resource_exhausted, not retried; the pool goes on."""
+        replaced, retried = self.pool.replaced, self.pool.retried
         start = time.perf_counter()
         result = self.pool.scan([Rule("(a+)+$", "")], ["a" * 5000 + "b"], Budget(episode=60, call=60))
-        self.assertLess(time.perf_counter() - start, 2.0 + 2.0)
+        self.assertLess(time.perf_counter() - start, 30)
         self.assertEqual([e.code for e in result.errors], [RESOURCE_EXHAUSTED])
-        self.assertIn("deadline", result.errors[0].detail)
-        self.assertEqual(self.pool.replaced, replaced + 1)
+        self.assertIn("CPU", result.errors[0].detail)
+        self.assertEqual((self.pool.replaced, self.pool.retried), (replaced + 1, retried))
         self.assertEqual(self.pool.scan([Rule("b", "")], ["ab"]).removed, (((1, 2),),))
+
+    def test_a_worker_killed_during_an_episode_costs_nothing(self):
+        """A worker killed from outside mid-episode is replaced and the episode runs again, same result."""
+        task = dev_tasks()[1]
+        # A slow but honest scan (about 0.2 s of CPU on a quiet machine), so the kill lands while it runs.
+        rules = [Rule(r"[A-Za-z0-9]{1,60}(?<=Q{3})", ""), *policies.oracle_rules(task.hidden)]
+        texts = [r.text for r in task.hidden] * 8
+        budget = Budget(episode=30, call=30)
+        quiet = scan(rules, texts, budget)
+        with ScanPool(workers=1, memory_mb=256) as pool:
+            worker = pool._idle.queue[0]
+            killer = threading.Timer(0.05, os.kill, (worker.process.pid, signal.SIGKILL))
+            killer.start()
+            result = pool.scan(rules, texts, budget)
+            killer.join()
+            self.assertEqual((pool.retried, pool.replaced), (1, 1))
+        self.assertEqual((result.removed, result.matches, result.errors), (quiet.removed, quiet.matches, quiet.errors))
+
+    def test_a_stalled_worker_is_replaced_and_the_episode_runs_again(self):
+        """A worker stopped from outside (no CPU used) trips the wall-clock safety net; the episode is retried."""
+        with ScanPool(workers=1, memory_mb=256, deadline=1.0) as pool:
+            os.kill(pool._idle.queue[0].process.pid, signal.SIGSTOP)
+            result = pool.scan([Rule("b", "")], ["ab"])
+            self.assertEqual((result.removed, result.errors), ((((1, 2),),), ()))
+            self.assertEqual((pool.retried, pool.replaced), (1, 1))
 
     def test_an_episode_over_the_memory_cap_is_resource_exhausted(self):
         """A job the worker cannot hold in its memory cap ends as resource_exhausted, not a crash."""
@@ -85,8 +111,8 @@ class TestScanPool(unittest.TestCase):
             self.assertEqual(self.pool.scan([Rule("b", "")], ["ab"]).errors, ())
 
     def test_bad_settings_are_refused(self):
-        """A pool needs at least one worker, 64 MiB and a positive deadline."""
-        for kwargs in ({"workers": 0}, {"memory_mb": 8}, {"deadline": 0}):
+        """A pool needs at least one worker, 64 MiB, a positive deadline and a positive CPU allowance."""
+        for kwargs in ({"workers": 0}, {"memory_mb": 8}, {"deadline": 0}, {"cpu_seconds": 0}):
             with self.subTest(**kwargs), self.assertRaises(ValueError):
                 ScanPool(**kwargs)
 
