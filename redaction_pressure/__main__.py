@@ -2,4 +2,5 @@
 
 from redaction_pressure.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # spawned processes re-import this module as __mp_main__
+    raise SystemExit(main())

@@ -92,7 +92,38 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--size", type=int, help="tasks of the split (required for train)")
     _sizes(export)
     export.set_defaults(run=_export)
+
+    served = commands.add_parser(
+        "serve-env",
+        help="serve the taskset for a trainer: verifiers' env server on 127.0.0.1, ready when it says so",
+        description="Serve the taskset with verifiers' env server (a static or elastic pool of worker "
+        "processes) on tcp://127.0.0.1:PORT. Prints 'ready ADDRESS workers=N' once every pre-spawned "
+        "worker has scored a warm-up episode; SIGTERM or Ctrl-C shut it down cleanly.",
+    )
+    served.add_argument("--port", type=int, default=5000, help="TCP port on 127.0.0.1 (0 picks a free one; default 5000)")
+    served.add_argument("--workers", type=int, default=2, help="env-server worker processes of a static pool (default 2)")
+    served.add_argument("--elastic", action="store_true", help="start one worker and add more under load")
+    served.add_argument("--max-workers", type=int, help="upper bound of an elastic pool (default: none)")
+    served.add_argument("--scan-workers", type=int, help="scan worker processes per env-server worker (default: the CPUs it may use)")
+    served.add_argument("--ready-timeout", type=float, default=300.0, help="seconds to wait for the workers (default 300)")
+    served.set_defaults(run=_serve_env)
     return parser
+
+
+def _serve_env(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be between 0 and 65535 (got {args.port})")
+    if args.workers < 1 or (args.max_workers is not None and args.max_workers < 1):
+        raise UsageError("--workers and --max-workers must be at least 1")
+    if args.scan_workers is not None and args.scan_workers < 1:
+        raise UsageError("--scan-workers must be at least 1")
+    from redaction_pressure import serving  # imports verifiers (about 5 s)
+
+    taskset = {"task": {"scan_workers": args.scan_workers}} if args.scan_workers else {}
+    return serving.serve(
+        port=args.port, workers=args.workers, elastic=args.elastic, max_workers=args.max_workers,
+        taskset=taskset, ready_timeout=args.ready_timeout,
+    )  # fmt: skip
 
 
 def _sizes(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,109 @@
+"""Served like a trainer serves it: `redaction-pressure serve-env` (verifiers' env-server pool) and an EnvClient."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+import unittest
+from pathlib import Path
+
+from cases import PRIVATE_ENV
+from standin import StandInModel
+from test_e2e import scripted_reply
+from test_taskset import scored, tasks
+
+import verifiers.v1 as vf
+from verifiers.v1.serve import EnvClient
+
+from redaction_pressure.api import load_task
+
+BIN = Path(sys.executable).parent
+TASKS = 8
+STARTUP_SECONDS = 300
+
+
+def read_line(process: subprocess.Popen, timeout: float) -> str:
+    """The next line of the process's standard output, or '' if none came in time."""
+    selector = selectors.DefaultSelector()
+    selector.register(process.stdout, selectors.EVENT_READ)
+    if not selector.select(timeout):
+        return ""
+    return process.stdout.readline()
+
+
+class TestServeEnv(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dev = tasks("dev", size=TASKS)
+        cls.replies = {}
+        for task in cls.dev:
+            hidden = load_task("dev", task.data.index).hidden
+            cls.replies[task.data.index] = scripted_reply(task.data.index, hidden)
+        cls.model = StandInModel({task.data.prompt: cls.replies[task.data.index] for task in cls.dev})
+        env = {k: v for k, v in os.environ.items() if k != PRIVATE_ENV}
+        started = time.monotonic()
+        cls.server = subprocess.Popen(
+            [str(BIN / "redaction-pressure"), "serve-env", "--port", "0", "--workers", "2", "--scan-workers", "1"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env,
+        )  # fmt: skip
+        line = read_line(cls.server, STARTUP_SECONDS)
+        cls.startup = time.monotonic() - started
+        if not line.startswith("ready "):
+            cls.server.kill()
+            cls.model.close()
+            raise AssertionError(f"serve-env did not announce readiness: {line!r}\n{cls.server.stderr.read()[-3000:]}")
+        cls.address = line.split()[1]
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.server.poll() is None:
+            cls.server.kill()
+            cls.server.wait()
+        cls.model.close()
+
+    def test_served_pool_scores_exactly_as_in_process(self):
+        """The same replies through the served 2-worker pool and in-process: identical rewards, metrics and trace.info."""
+
+        async def run_all():
+            client = EnvClient(self.address)
+            try:
+                config = vf.EvalClientConfig(base_url=self.model.url, api_key_var="STANDIN_KEY")
+                runs = [
+                    client.run(client=config, model="standin", sampling=vf.SamplingConfig(), task_data=task.data.model_dump(mode="json"))
+                    for task in self.dev
+                ]
+                return await asyncio.gather(*runs)
+            finally:
+                await client.close()
+
+        episodes = asyncio.run(run_all())
+        for task, episode in zip(self.dev, episodes, strict=True):
+            (served,) = episode.traces
+            here = scored(task, self.replies[task.data.index])
+            with self.subTest(task=task.key):
+                self.assertEqual(served.errors, [])
+                self.assertEqual({k: r.score for k, r in served.rewards.items()}, {k: r.score for k, r in here.rewards.items()})
+                self.assertEqual(served.reward, here.reward)
+                drop = {"budget_used"}  # matching time, not a result
+                self.assertEqual({k: v for k, v in served.metrics.items() if k not in drop}, {k: v for k, v in here.metrics.items() if k not in drop})
+                self.assertEqual(served.info, here.info)
+        self.assertEqual(sorted(e.traces[0].reward for e in episodes), sorted([1.0, 1.0] + [0.0] * 6))
+
+    def test_zz_sigterm_shuts_down_cleanly(self):
+        """SIGTERM stops the broker, its workers and their scan pools; the command exits 0."""
+        children = subprocess.run(["pgrep", "-P", str(self.server.pid)], capture_output=True, text=True).stdout.split()
+        self.assertGreaterEqual(len(children), 2, "two env-server workers should be running")
+        self.server.send_signal(signal.SIGTERM)
+        self.assertEqual(self.server.wait(timeout=60), 0, self.server.stderr.read()[-3000:])
+        time.sleep(1)
+        alive = [pid for pid in children if Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()]
+        self.assertEqual(alive, [], "no worker outlives the server")
+
+
+if __name__ == "__main__":
+    unittest.main()
