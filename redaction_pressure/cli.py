@@ -200,7 +200,7 @@ def _marked(record: Record) -> Text:
 
 
 def _score(args: argparse.Namespace, out: Console, err: Console) -> int:
-    reply = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
+    reply = _read_reply(args.file)
     tasks = _tasks(args)
     results = [(task, score_reply(task, reply)) for task in tasks]
     mean = {
@@ -236,6 +236,21 @@ def _score(args: argparse.Namespace, out: Console, err: Console) -> int:
         for error in results[0][1].errors:
             out.print(f"{error.code}: {error.detail}", markup=False)
     return 0
+
+
+def _read_reply(name: str) -> str:
+    """The file (or standard input for '-') as text, with an error naming what is wrong with it."""
+    what = "standard input" if name == "-" else name
+    if name != "-" and Path(name).is_dir():
+        raise ValueError(f"{name} is a folder, not a reply file")
+    data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{what} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded); "
+            "a reply is the model's text, exactly as it would send it"
+        ) from None
 
 
 # -- baselines --------------------------------------------------------------------------

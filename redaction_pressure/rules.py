@@ -101,9 +101,10 @@ def parse_reply(reply: str) -> Answer:
     """Parse and validate a reply; the returned errors are empty iff the answer is valid."""
     if not isinstance(reply, str):
         return _malformed(f"the reply must be text, got {type(reply).__name__}")
-    if len(reply) > MAX_REPLY_CHARS:
-        return _malformed(f"the reply has {len(reply)} characters; the limit is {MAX_REPLY_CHARS}")
+    # Surrounding whitespace is not part of the reply (verifiers strips it before scoring).
     body = reply.strip()
+    if len(body) > MAX_REPLY_CHARS:
+        return _malformed(f"the reply has {len(body)} characters; the limit is {MAX_REPLY_CHARS}")
     fenced = _FENCE.match(body)
     if fenced:
         body = fenced.group(1)

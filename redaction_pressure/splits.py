@@ -50,7 +50,9 @@ def _secret() -> bytes:
             f"{PRIVATE_ENV} has {len(value)} characters; private_eval needs at least "
             f"{MIN_SECRET_CHARS}"
         )
-    return value.encode("utf-8")
+    # The environment is bytes: a value that is not UTF-8 reached us surrogate-escaped, and
+    # os.fsencode gives back exactly those bytes (never an error that quotes a character).
+    return os.fsencode(value)
 
 
 def check_index(split: str, index: int) -> None:

@@ -49,6 +49,8 @@ from redaction_pressure.pool import (
     shared_pool,
 )
 from redaction_pressure.rubric import WEIGHTS
+from redaction_pressure.rules import MAX_REPLY_CHARS
+from redaction_pressure.scanner import scan
 
 _MEMO_SIZE = 256
 
@@ -126,7 +128,10 @@ class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPr
     async def _outcome(self, trace: vf.Trace) -> ScoreResult:
         """Score the trace's reply once, however many rewards and metrics ask."""
         reply = trace.last_reply
-        memo = (trace.id, hashlib.sha256(reply.encode("utf-8", "surrogatepass")).hexdigest())
+        if len(reply) > MAX_REPLY_CHARS:
+            memo = (trace.id, "over the limit", len(reply))  # every such reply scores alike; never hash megabytes
+        else:
+            memo = (trace.id, hashlib.sha256(reply.encode("utf-8", "surrogatepass")).hexdigest())
         future = self._outcomes.get(memo)
         if future is None:
             future = asyncio.ensure_future(self._score(trace, reply))
@@ -144,6 +149,9 @@ class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPr
         digest = prompt_digest(data.prompt_text)
 
         def run() -> ScoreResult:
+            if len(reply) > MAX_REPLY_CHARS:
+                # Refused before any matching: no worker needed, and no megabytes through its pipe.
+                return score_reply(self._rebuild(), reply, scanner=scan)
             # The whole episode runs in a pool worker; this thread only waits on a pipe.
             return self.pool.score_episode(seed, data.shown_count, data.hidden_count, digest, reply)
 

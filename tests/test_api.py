@@ -242,3 +242,28 @@ class TestLoadIndependence(unittest.TestCase):
             busy.join()
         for result in results:
             self.assertEqual(result.model_dump(exclude={"metrics"}), quiet.model_dump(exclude={"metrics"}))
+
+
+EDGE_REPLIES = [
+    # (name, reply, expected first error code or None for a valid answer)
+    ("lone surrogate in a pattern", '{"rules": [{"pattern": "\ud800", "replacement": ""}]}', None),
+    ("escaped lone surrogate", '{"rules": [{"pattern": "\\udfff", "replacement": "[REDACTED]"}]}', None),
+    ("lone surrogate outside the JSON", '\udcff{"rules": []}', "malformed_json"),
+    ("valid JSON 64 levels deep", '{"rules": ' + "[" * 64 + "]" * 64 + "}", "bad_entry"),
+    ("a rule object 64 levels deep", '{"rules": [' + '{"a": ' * 63 + "1" + "}" * 63 + "]}", "bad_entry"),
+    ("100 MB", '{"rules": []}' + "x" * (100 * 1024 * 1024), "malformed_json"),
+    ("valid, padded with 100 MB of whitespace", '{"rules": []}' + " " * (100 * 1024 * 1024), None),
+]
+
+
+class TestEdgeReplies(unittest.TestCase):
+    def test_edge_replies_score_without_raising(self):
+        """Lone surrogates, deep nesting and a 100 MB reply: a score with the right code, reward 0, in time."""
+        task = load_task("dev", 0)
+        for name, answer, code in EDGE_REPLIES:
+            with self.subTest(name):
+                started = time.perf_counter()
+                result = score_reply(task, answer)
+                self.assertLess(time.perf_counter() - started, 10)
+                self.assertEqual(result.reward, 0.0)
+                self.assertEqual([e.code for e in result.errors][:1], [code] if code else [])

@@ -176,3 +176,89 @@ class TestExport(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestBadInput(unittest.TestCase):
+    """Inputs at the edges get a clear error or the score a model reply would get, never a traceback."""
+
+    def score_file(self, data: bytes, *extra: str) -> subprocess.CompletedProcess:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "reply"
+            path.write_bytes(data)
+            return run("score", str(path), "--split", "dev", "--index", "0", "--json", *extra)
+
+    def assertClean(self, result: subprocess.CompletedProcess) -> None:
+        self.assertNotIn("Traceback", result.stderr)
+        self.assertNotIn("Traceback", result.stdout)
+
+    def test_binary_and_invalid_utf8_files_are_named(self):
+        """A binary or non-UTF-8 file: exit 1, an error that names the file and the bad byte."""
+        for name, data in (("binary", bytes(range(256)) * 4), ("latin-1", "passwörd".encode("latin-1"))):
+            with self.subTest(name):
+                result = self.score_file(data)
+                self.assertClean(result)
+                self.assertEqual(result.returncode, 1)
+                self.assertRegex(result.stderr, r"reply is not UTF-8 text \(byte 0x[0-9a-f]{2} at offset \d+")
+
+    def test_invalid_utf8_on_stdin_is_named(self):
+        """Standard input that is not UTF-8 is refused by name too."""
+        environment = {k: v for k, v in os.environ.items() if k != PRIVATE_ENV}
+        result = subprocess.run(
+            [sys.executable, "-m", "redaction_pressure", "score", "-", "--split", "dev", "--index", "0"],
+            input=b'{"rules": []}\xff\xfe', capture_output=True, env=environment, cwd=ROOT, timeout=300,
+        )  # fmt: skip
+        self.assertEqual(result.returncode, 1)
+        self.assertIn(b"standard input is not UTF-8 text", result.stderr)
+        self.assertNotIn(b"Traceback", result.stderr)
+
+    def test_a_folder_is_not_a_reply(self):
+        with tempfile.TemporaryDirectory() as folder:
+            result = run("score", folder, "--split", "dev", "--index", "0")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("is a folder, not a reply file", result.stderr)
+
+    def test_a_100_mb_file_scores_as_a_too_long_reply(self):
+        """A 100 MB reply is malformed_json (over the reply limit), scored promptly like any reply."""
+        result = self.score_file(b'{"rules": []}' + b"x" * (100 * 1024 * 1024))
+        self.assertClean(result)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        (task,) = json.loads(result.stdout)["tasks"]
+        self.assertEqual((task["reward"], task["errors"][0]["code"]), (0.0, "malformed_json"))
+        self.assertIn("104857613 characters", task["errors"][0]["detail"])
+
+    def test_valid_json_64_levels_deep_is_a_bad_entry(self):
+        """Valid JSON nested 64 levels deep is scored: its entry is not a rule object."""
+        result = self.score_file(('{"rules": ' + "[" * 64 + "]" * 64 + "}").encode())
+        self.assertClean(result)
+        (task,) = json.loads(result.stdout)["tasks"]
+        self.assertEqual((task["reward"], task["errors"][0]["code"]), (0.0, "bad_entry"))
+
+    def test_unusual_private_secrets(self):
+        """Unicode, spaces, exactly 32 characters, or bytes that are not UTF-8: all work, none is echoed."""
+        secrets = {
+            "unicode": "ключ-🔑-секрет-ключ-🔑-секрет-ключ-🔑",
+            "spaces": "a secret with spaces in it, 32+ ",
+            "exactly 32": "x" * 32,
+        }
+        commitments = set()
+        for name, secret in secrets.items():
+            with self.subTest(name):
+                self.assertGreaterEqual(len(secret), 32)
+                result = run("show", "private_eval", "0", "--json", env={PRIVATE_ENV: secret})
+                self.assertClean(result)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertNotIn(secret, result.stdout + result.stderr)
+                commitments.add(json.loads(result.stdout)["identity"]["split_commitment"])
+        self.assertEqual(len(commitments), len(secrets))
+        short = run("show", "private_eval", "0", env={PRIVATE_ENV: "y" * 31})
+        self.assertEqual(short.returncode, 1)
+        self.assertIn("has 31 characters", short.stderr)
+        # Not UTF-8: the environment is bytes; the secret is used as those bytes.
+        environment = {k.encode(): v.encode() for k, v in os.environ.items() if k != PRIVATE_ENV}
+        environment[PRIVATE_ENV.encode()] = b"\xff\xfe not utf-8 at all \xc3\x28 padding padding"
+        result = subprocess.run(
+            [sys.executable, "-m", "redaction_pressure", "show", "private_eval", "0", "--json"],
+            capture_output=True, env=environment, cwd=ROOT, timeout=300, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn(b"not utf-8 at all", result.stdout + result.stderr)

@@ -50,7 +50,7 @@ CASES: list[tuple[str, str, str, str | None]] = [
     ("empty-match flood: word boundary", reply((r"\b", "")), "dev", "empty_match"),
     ("empty-match flood: lookahead", reply(("(?=a)", "")), "runs", "empty_match"),
     ("empty-match flood: optional", reply(("a?", "")), "runs", "empty_match"),
-    ("one-megabyte reply", reply(("a", "")) + " " * (1 << 20), "dev", "malformed_json"),
+    ("one-megabyte reply", '{"rules": [], "pad": "' + "x" * (1 << 20) + '"}', "dev", "malformed_json"),
     ("deeply nested JSON", "[" * 30_000 + "]" * 30_000, "dev", "malformed_json"),
     ("duplicate keys", '{"rules": [{"pattern": "a", "replacement": "", "replacement": ""}]}', "dev", "malformed_json"),
     ("NaN", '{"rules": NaN}', "dev", "malformed_json"),
@@ -81,7 +81,11 @@ class TestHostileSuite(unittest.TestCase):
         self.assertEqual(len({name for name, *_ in CASES}), len(CASES))
 
     def test_every_hostile_answer_scores_zero_with_its_code_in_bounded_time(self):
-        """Each case ends with its code, reward 0, within the episode budget plus a margin."""
+        """Each case ends with its code, reward 0, within the episode budget plus a margin.
+
+        The budget is CPU time in the worker; the wall-clock margin only guards against a
+        hang on a busy machine (benchmarks/bench_scoring.py measures the real worst case).
+        """
         for name, text, texts, code in CASES:
             with self.subTest(name):
                 start = time.perf_counter()
@@ -89,7 +93,7 @@ class TestHostileSuite(unittest.TestCase):
                 elapsed = time.perf_counter() - start
                 self.assertEqual(result.errors[0].code if result.errors else None, code)
                 self.assertEqual(result.reward, 0.0)
-                self.assertLess(elapsed, EPISODE_BUDGET_SECONDS + 1.0)
+                self.assertLess(elapsed, EPISODE_BUDGET_SECONDS + 4.0)
         self.assertEqual(self.pool.replaced, 0, "no hostile case should need a worker killed")
 
 

@@ -192,6 +192,22 @@ class TestScoring(unittest.TestCase):
         self.assertLess(asyncio.run(main()), 0.2)
 
 
+class TestEdgeReplies(unittest.TestCase):
+    def test_edge_replies_land_on_the_trace(self):
+        """Lone surrogates, deep nesting and a 100 MB reply score in the taskset exactly as score_reply says."""
+        from test_api import EDGE_REPLIES
+
+        task = tasks("dev", size=1)[0]
+        plain = load_task("dev", 0)
+        for name, answer, code in EDGE_REPLIES:
+            with self.subTest(name):
+                trace = scored(task, answer)
+                expected = score_reply(plain, answer)
+                self.assertEqual(trace.reward, expected.reward)
+                self.assertEqual([e["code"] for e in trace.info["redaction_errors"]], [e.code for e in expected.errors])
+                self.assertEqual([e["code"] for e in trace.info["redaction_errors"]][:1], [code] if code else [])
+
+
 class TestLoad(unittest.TestCase):
     def test_reward_does_not_depend_on_concurrent_episodes(self):
         """A budget-hungry but valid answer scores identically alone and among 16 concurrent episodes, 10 hostile."""
