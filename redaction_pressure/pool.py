@@ -16,7 +16,8 @@ event loop):
   `RLIMIT_CPU`) or its memory cap: only those end it as `resource_exhausted` (reward 0).
   A worker that dies from outside (killed, crashed) or stalls past the wall-clock safety
   net (`deadline`, far above any CPU allowance) is replaced and the episode runs again on
-  a fresh worker, up to `ATTEMPTS` times;
+  a fresh worker (up to `KILLED_ATTEMPTS` runs when killed by a signal from outside, up to
+  `ATTEMPTS` when it crashed or stalled, since a crash may be the rules' own doing);
 - a worker takes episodes only once it is ready (its imports done); replacements start in
   the background;
 - at most `workers` episodes run at once; further callers wait for a free worker.
@@ -60,7 +61,12 @@ DEFAULT_DEADLINE_SECONDS = 120.0
 allowance is stalled from outside (stopped, starved, swapping); it is replaced and the
 episode runs again."""
 ATTEMPTS = 3
-"""Runs an episode gets when its worker dies from outside or stalls; then it is exhausted."""
+"""Runs an episode gets when its worker crashes (a signal such as SIGSEGV, or an unexpected
+exit) or stalls: a crash may be the rules' doing, so after this many it is exhausted."""
+KILLED_ATTEMPTS = 12
+"""Runs an episode gets when its worker is killed from outside (SIGKILL, SIGTERM, SIGINT,
+SIGHUP): never the episode's doing, so only a pathological killer exhausts it."""
+_OUTSIDE_SIGNALS = {-signal.SIGKILL, -signal.SIGTERM, -signal.SIGINT, -signal.SIGHUP}
 START_TIMEOUT_SECONDS = 120.0
 
 __all__ = ["RESOURCE_EXHAUSTED", "PromptMismatch", "ScanPool", "available_cpus", "shared_pool"]
@@ -78,10 +84,10 @@ class _Exhausted:
 
 
 class _Retry:
-    """An attempt lost to the worker, not to the episode (killed from outside, crashed, stalled)."""
+    """An attempt lost to the worker, not (or not surely) to the episode: killed, crashed, stalled."""
 
-    def __init__(self, detail: str) -> None:
-        self.detail = detail
+    def __init__(self, detail: str, killed: bool = False) -> None:
+        self.detail, self.killed = detail, killed
 
 
 class _Broken:
@@ -172,13 +178,16 @@ class ScanPool:
             self.replaced += 1
 
         def start() -> None:
-            fresh = self._spawn()
-            problem = fresh.wait_ready(START_TIMEOUT_SECONDS)
-            if problem:
+            for _ in range(KILLED_ATTEMPTS):
+                fresh = self._spawn()
+                problem = fresh.wait_ready(START_TIMEOUT_SECONDS)
+                if not problem:
+                    self._idle.put(fresh)
+                    return
                 fresh.stop(kill=True)
-                self._idle.put(_Broken(problem))
-            else:
-                self._idle.put(fresh)
+                if fresh.process.returncode not in _OUTSIDE_SIGNALS:
+                    break  # it cannot start (a broken install, a memory cap too small): say so
+            self._idle.put(_Broken(problem))
 
         threading.Thread(target=start, name="scan-worker-start", daemon=True).start()
 
@@ -207,13 +216,16 @@ class ScanPool:
 
     def _run(self, job: tuple):
         """Run a job on ready workers until it has an answer or its attempts run out."""
-        for _ in range(ATTEMPTS):
+        killed = crashed = 0
+        while True:
             outcome = self._attempt(job)
             if not isinstance(outcome, _Retry):
                 return outcome
+            killed, crashed = killed + outcome.killed, crashed + (not outcome.killed)
+            if killed >= KILLED_ATTEMPTS or crashed >= ATTEMPTS:
+                return _Exhausted(f"{outcome.detail}, on each of {killed + crashed} attempts")
             with self._lock:
                 self.retried += 1
-        return _Exhausted(f"{outcome.detail}, on each of {ATTEMPTS} workers")
 
     def _take(self) -> _Worker:
         while True:
@@ -246,7 +258,7 @@ class ScanPool:
                 return _Exhausted(f"the episode used more than its {math.ceil(self.cpu_seconds)} s of CPU")
             if status == MEMORY_EXIT:
                 return _Exhausted("the job did not fit in the worker's memory cap")
-            return _Retry(f"the worker died while scanning (status {status})")
+            return _Retry(f"the worker died while scanning (status {status})", killed=status in _OUTSIDE_SIGNALS)
         self._idle.put(worker)
         if isinstance(answer, str) and answer.startswith(RESOURCE_EXHAUSTED + ": "):
             return _Exhausted(answer.removeprefix(RESOURCE_EXHAUSTED + ": "))

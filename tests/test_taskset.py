@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -240,6 +241,87 @@ class TestLoad(unittest.TestCase):
         self.assertEqual(codes, ["timeout", "budget_exhausted"] * 5)
         self.assertTrue(all(t.reward == 1.0 for t in crowded[11:]))
 
+
+def _burn(stop) -> None:
+    while not stop.is_set():
+        sum(range(10_000))
+
+
+class TestFaultsAndLoad(unittest.TestCase):
+    """64 concurrent mixed episodes: no CPU burner and no killed worker changes any reward."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dev = tasks("dev")
+        hungry = json.dumps({"rules": [{"pattern": r"(?s).*.*.*(?<=\x00)", "replacement": ""}] * 24})
+        cls.mixed = []
+        for i, task in enumerate(cls.dev):  # 85% exact, 10% budget-exhausting, 5% malformed
+            kind = "hungry" if i % 10 == 3 else "malformed" if i % 20 == 7 else "exact"
+            answer = hungry if kind == "hungry" else "rules: [AKIA]" if kind == "malformed" else oracle_reply(task)
+            cls.mixed.append((task, answer))
+        cls.quiet = [cls.outcome(scored(task, answer)) for task, answer in cls.mixed]
+        kinds = [c for c in (q[1][:1] for q in cls.quiet)]
+        assert kinds.count(["budget_exhausted"]) >= 6 and kinds.count(["malformed_json"]) >= 3, kinds
+
+    @staticmethod
+    def outcome(trace: vf.Trace) -> tuple:
+        return ({n: r.score for n, r in trace.rewards.items()}, [e["code"] for e in trace.info["redaction_errors"]])
+
+    def concurrently(self) -> list[tuple]:
+        async def crowd():
+            traces = [make_trace(task, answer) for task, answer in self.mixed]
+            await asyncio.gather(*(task.score(trace) for (task, _), trace in zip(self.mixed, traces, strict=True)))
+            return traces
+
+        return [self.outcome(trace) for trace in asyncio.run(crowd())]
+
+    def test_cpu_burners_change_no_reward(self):
+        """With two CPU-burning processes beside it on a 2-core machine, every reward and error code equals the quiet run's."""
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")
+        stop = context.Event()
+        burners = [context.Process(target=_burn, args=(stop,), daemon=True) for _ in range(2)]
+        for burner in burners:
+            burner.start()
+        try:
+            loaded = self.concurrently()
+        finally:
+            stop.set()
+            for burner in burners:
+                burner.join(10)
+        self.assertEqual(loaded, self.quiet)
+
+    def test_killed_scan_workers_change_no_reward(self):
+        """Scan workers SIGKILLed at random moments during 64 concurrent episodes: every reward equals the quiet run's."""
+        import random
+        import signal
+        import threading
+
+        pool = self.dev[0].pool
+        replaced = pool.replaced
+        stop, kills = threading.Event(), []
+        rng = random.Random(7)
+
+        def killer() -> None:
+            while not stop.wait(rng.uniform(0.5, 1.5)):
+                children = subprocess.run(["pgrep", "-P", str(os.getpid()), "-f", "redaction_pressure.worker"], capture_output=True, text=True).stdout.split()
+                if children:
+                    victim = int(rng.choice(children))
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(victim, signal.SIGKILL)
+                        kills.append(victim)
+
+        thread = threading.Thread(target=killer)
+        thread.start()
+        try:
+            loaded = self.concurrently()
+        finally:
+            stop.set()
+            thread.join()
+        self.assertGreaterEqual(len(kills), 5, "the killer should have struck several times")
+        self.assertGreater(pool.replaced, replaced)
+        self.assertEqual(loaded, self.quiet)
 
 class TestWireData(unittest.TestCase):
     def rebuilt(self, task: RedactionPressureTask) -> RedactionPressureTask:
