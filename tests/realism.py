@@ -732,7 +732,7 @@ _SETTING = re.compile(
     r"|v?\d+(?:\.\d+){1,3}|\d{4}-\d{2}-\d{2}"  # a version or an API date
 )
 _REFERENCE = re.compile(
-    r"/[\w.-]+(?:/[\w.-]+)*"  # a file path
+    r"/[a-z0-9][a-z0-9_.-]*(?:/[a-z0-9][a-z0-9_.-]*)*"  # a file path of lower-case words
     r"|[A-Z]{2,}[0-9]*(?:_[A-Z]{2,}[0-9]*)+"  # an environment variable's name (words, not a token body)
     r"|arn:aws:secretsmanager:[a-z0-9-]+:\d{12}:secret:[\w/+=.@-]+"
     r"|vault:secret/[\w/.-]+(?:#\w+)?"

@@ -335,10 +335,13 @@ class Builder:
             return v.jwt("anon", self.world.jwt, kind="public_key")
         return v.SPKI_BASE64
 
-    def fixture_like(self, secret: Format) -> Format:
+    def secret_prefix(self, secret: Format) -> str:
+        """The prefix every value of `secret`'s format starts with ('' when there is none)."""
         house = self.house_for(secret)
-        prefix = house.secret_prefix if house else _published_prefix(secret)
-        return v.fixture_like(secret, self.d.pick(v.FAKE_STYLES), prefix)
+        return house.secret_prefix if house else _published_prefix(secret)
+
+    def fixture_like(self, secret: Format) -> Format:
+        return v.fixture_like(secret, self.d.pick(v.FAKE_STYLES), self.secret_prefix(secret))
 
     def setting(self) -> tuple[tuple[str, ...], Format]:
         suffix = self.d.pick(w.SETTING_SUFFIXES)

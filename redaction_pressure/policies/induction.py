@@ -31,7 +31,7 @@ from redaction_pressure.policies.reference import pack
 from redaction_pressure.prompt import PromptRecord, parse_user_prompt
 from redaction_pressure.rules import MAX_PATTERN_CHARS, Rule
 
-MAX_UNITS = 8
+MAX_UNITS = 12
 PEM = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"
 _FAKE_WORDS = ("fake", "dummy", "test", "sample", "notreal", "example", "mock", "xxxx")
 _STRUCTURAL = "${}<>[]()%:@#|,;!*?^&=+/~.-_"
@@ -205,16 +205,26 @@ def _bodies(texts: Sequence[str], left: str, right: str, stop: str, value: str, 
         yield guard + narrowed
     yield narrowed + "(?<!EXAMPLE)"
     yield "".join(guards) + narrowed + "(?<!EXAMPLE)"
+    # A vendor's secret and public ids may share a context (one auth header): their prefix tells.
+    prefix = _prefix(value)
+    if prefix:
+        yield regex.escape(prefix) + narrowed
+        yield "".join(guards) + regex.escape(prefix) + narrowed + "(?<!EXAMPLE)"
 
 
 def _negated(stops: set[str]) -> str:
     return "[^" + "".join(sorted({r"\s" if c in " \n\t" else regex.escape(c) for c in stops if c})) + "]"
 
 
+def _prefix(value: str) -> str:
+    """A value's literal prefix: a word and its separator, and a short second segment (`st-key-`, `sk_live_`)."""
+    match = regex.match(r"[A-Za-z]{2,12}[_.-](?:[A-Za-z0-9]{2,5}[_.-])?", value)
+    return match.group() if match else ""
+
+
 def _shape(value: str) -> str:
     """A shape rule: the literal prefix up to the first non-alphanumeric separator, then the class and length."""
-    match = regex.match(r"[A-Za-z]{2,12}[_.-](?:[a-z]{2,5}[_.-])?", value)
-    prefix = match.group() if match else ""
+    prefix = _prefix(value)
     rest = value[len(prefix) :]
     classes = ""
     if any(c.islower() for c in rest):

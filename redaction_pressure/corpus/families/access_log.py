@@ -22,18 +22,24 @@ def draw(b: Builder) -> FamilyDialect:
     layout = {"month": d.pick(("Mar", "Apr", "Oct", "Nov")), "field": d.pick(("auth", "authorization", "hdr_auth", "http_authorization"))}
     for kind in kinds(b, KINDS, 1, 2):
         fmt = b.secret_format(kind)
+        house = b.house_for(fmt)
         if kind == "base64_credential" or d.chance(0.6):
             scheme = "Basic " if kind == "base64_credential" else d.pick(("Bearer ", "Token ", ""))
             b.entry("header", (fmt, True), scheme=scheme)
+            first = b.entries[-1]
             if d.chance(0.6):
                 b.entry("header", (v.REDACTED_MARKER, False), scheme=scheme)
         else:
-            house = b.house_for(fmt)
             param = w.spell(house.secret_role, "lower_snake") if house else d.pick(("access_token", "api_key", "token", "key", "sig", "auth"))
             b.entry("query", (fmt, True), param=param, path=f"/api/v{d.int(1, 3)}/{d.pick(b.world.services)}")
             first = b.entries[-1]
-            for public, role in b.publics(fmt):
+        # A vendor's public ids travel in query strings or, like a browser key, in the auth header.
+        for public, role in b.publics(fmt):
+            if d.chance(0.4):
+                b.entry("header", (public, False), scheme=d.pick(("Bearer ", "")), group=first.group)
+            else:
                 b.entry("query", (public, False), param=w.spell(role, "lower_snake"), path=f"/api/v1/{d.pick(b.world.services)}", group=first.group)
+        if first.form == "query":
             if not house and kind == "stripe_key" and d.chance(0.6):
                 b.entry("query", (b.public_like(fmt), False), param=d.pick(("client_id", "pk", "publishable_key")), path=f"/api/v1/{d.pick(b.world.services)}")
     if d.chance(0.6):

@@ -40,11 +40,12 @@ def draw(b: Builder) -> FamilyDialect:
         b.entry("leak", (fmt, True), field=field, scheme=scheme, message=d.pick(MESSAGES), component=d.pick(("http", "auth", "client", "worker", "sync")))
         if d.chance(0.6):
             b.entry("leak", (v.REDACTED_MARKER, False), field=field, scheme=scheme, message=d.pick(MESSAGES), component="auth")
+        # Public ids are logged the way the secret is: as a line's subject or beside it.
         for public, role in b.publics(fmt) + b.anon(fmt):
             name = w.spell(((house.vendor,) if house else ()) + tuple(role), "lower_snake")
             if name not in names:
                 names.add(name)
-                b.entry("field", (public, False), field=name)
+                b.entry("leak", (public, False), field=name, scheme="", message=d.pick(MESSAGES), component=d.pick(("http", "auth", "client", "worker", "sync")))
     if d.chance(0.7):
         b.entry("field", (v.UUID, False), field=d.pick(("request_id", "req_id", "correlation_id")))
     if d.chance(0.6):
@@ -59,16 +60,19 @@ def write(wr: Writer) -> None:
     service = wr.service()
     leaks = [e for e in wr.entries if e.form == "leak"]
     fields = [e for e in wr.entries if e.form == "field"]
-    lines: list[list] = []
+    lines: list[tuple[list, list]] = []
     for entry in leaks:
         for _ in range(d.int(1, 2) if entry.slots[0].secret else 1):
-            lines.append([("msg", entry["message"]), ("component", entry["component"]), (entry["field"], entry["scheme"], wr.fresh(entry.slots[0]))])
+            lines.append(([("msg", entry["message"]), ("component", entry["component"])], [entry]))
     for _ in range(d.int(1, 3)):
-        lines.append([("msg", d.pick(("request served", "health check ok", "job queued"))), ("path", f"/v1/{wr.service()}/{d.digits(5)}"), ("status", str(d.pick((200, 201, 204, 404))))])
+        head = [("msg", d.pick(("request served", "health check ok", "job queued"))), ("path", f"/v1/{wr.service()}/{d.digits(5)}"), ("status", str(d.pick((200, 201, 204, 404))))]
+        lines.append((head, []))
     d.rng.shuffle(lines)
-    for line in lines:
-        extra = [(entry["field"], "", wr.fresh(entry.slots[0])) for entry in fields if d.chance(0.7)]
-        _emit(wr, layout, service, line + extra)
+    for head, subjects in lines:
+        # The line's own value and the context fields, in any order: position tells nothing.
+        logged = subjects + [entry for entry in fields if d.chance(0.7)]
+        tail = [(e["field"], e.words.get("scheme", ""), wr.fresh(e.slots[0])) for e in d.shuffled(logged)]
+        _emit(wr, layout, service, head + tail)
 
 
 def _emit(wr: Writer, layout: dict, service: str, fields: list[tuple]) -> None:

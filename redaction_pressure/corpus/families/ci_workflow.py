@@ -53,7 +53,7 @@ def write(wr: Writer) -> None:
         wr.line(f"name: {job}\non:\n  push:\n    branches: [main]\n  workflow_dispatch: {{}}\n\njobs:\n  {job}:\n    runs-on: ubuntu-latest")
         if envs:
             wr.line("    env:")
-            for entry in envs:
+            for entry in d.shuffled(envs):
                 q = entry.words.get("quote", "")
                 wr.line(f"      {entry['key']}: {q}", wr.fresh(entry.slots[0]), q + note(entry, layout))
         wr.line("    steps:")
@@ -67,7 +67,7 @@ def write(wr: Writer) -> None:
         wr.line(f"stages: [build, {job}]\n")
         if envs:
             wr.line("variables:")
-            for entry in envs:
+            for entry in d.shuffled(envs):
                 q = entry.words.get("quote", "")
                 wr.line(f"  {entry['key']}: {q}", wr.fresh(entry.slots[0]), q + note(entry, layout))
             wr.line()

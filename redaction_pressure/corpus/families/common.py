@@ -49,15 +49,21 @@ def cluster(
     secret_words = (subject, *role)
     first = b.entry(form, (fmt, True), key=b.claim(secret_words, case))
     entries = [first]
+    # Look-alikes are modelled on the secret or, as often, on one of its public ids: their
+    # key words and prefixes must not point back at the secret.
+    bases = [(secret_words, fmt, b.secret_prefix(fmt))]
     # A vendor's (or internal service's) public ids, and an anon JWT, travel with the secret.
     for public, role in b.publics(fmt) + b.anon(fmt):
         entries.append(b.entry(form, (public, False), key=b.claim((subject, *role), case), group=first.group))
+        if public.kind == "public_key" and b.house_for(fmt):
+            bases.append(((subject, *role), public, b.house_for(fmt).public_prefix))
     options = [look for look in looks if _applies(look, fmt) and not (look == "public" and (b.house_for(fmt) or fmt.kind == "jwt"))]
     chosen = d.sample(options, min(len(options), d.int(*count)))
     # A published format's test value often sits beside it, allowlisted, in the very same shape.
     if fmt.kind in PUBLISHED and "allowlisted" in options and "allowlisted" not in chosen and d.chance(0.75):
         chosen.append("allowlisted")
     for look in chosen:
+        secret_words, model, prefix = bases[0] if len(bases) == 1 or d.chance(0.5) else d.pick(bases[1:])
         if look == "setting":
             suffix, decoy = b.setting()
             entries.append(b.entry(form, (decoy, False), key=b.claim((*secret_words, *suffix), case)))
@@ -77,13 +83,13 @@ def cluster(
             entries.append(b.entry(form, (decoy, False), key=b.claim((subject, *d.pick(w.ID_ROLES)), case)))
         elif look == "fixture":
             marker = d.pick(("test", "fake", "mock", "sample", "ci"))
-            entries.append(b.entry(form, (b.fixture_like(fmt), False), key=b.claim((marker, *secret_words), case)))
+            entries.append(b.entry(form, (v.fixture_like(model, d.pick(v.FAKE_STYLES), prefix), False), key=b.claim((marker, *secret_words), case)))
         elif look == "allowlisted":
             # A full-entropy value the team marked as no secret, under the secret's own words.
-            decoy = v.Format("test_fixture", "allowlisted", fmt.make, fmt.charset)
+            decoy = v.Format("test_fixture", "allowlisted", model.make, model.charset)
             entries.append(b.entry(form, (decoy, False), key=b.claim((d.pick(("test", "local", "ci", "dev")), *secret_words), case), allowlisted=True))
         elif look == "example":
-            entries.append(b.entry(form, (v.example_like(fmt), False), key=b.claim(("example", *secret_words), case)))
+            entries.append(b.entry(form, (v.example_like(model), False), key=b.claim(("example", *secret_words), case)))
         elif look == "placeholder":
             name = w.spell(secret_words, "upper_snake")
             text = placeholder.format(name=name)

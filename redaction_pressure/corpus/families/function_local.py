@@ -23,6 +23,15 @@ USES = {
 VARS = (("token",), ("api", "key"), ("secret",), ("signing", "key"), ("auth", "token"), ("key",), ("bearer",), ("creds",))
 
 
+def function_name(b: Builder) -> str:
+    """A function name not yet used in this family."""
+    while True:
+        name = w.spell((b.d.pick(("sync", "sign", "notify", "fetch", "push", "verify", "load", "send")), b.d.pick(b.world.services)), "lower_snake")
+        if name not in b.keys:
+            b.keys.add(name)
+            return name
+
+
 def draw(b: Builder) -> FamilyDialect:
     d = b.d
     layout = {"quote": d.pick(('"', "'")), "types": d.chance(0.5), "pragma": d.chance(0.6)}
@@ -31,13 +40,21 @@ def draw(b: Builder) -> FamilyDialect:
         fmt = b.secret_format(kind)
         house = b.house_for(fmt)
         var = w.spell((house.vendor, *house.secret_role) if house else (*d.pick(((),) * 3 + ((b.subject(kind),),)), *d.pick(VARS)), "lower_snake")
-        name = w.spell((d.pick(("sync", "sign", "notify", "fetch", "push", "verify")), d.pick(b.world.services)), "lower_snake")
-        b.entry("function", (fmt, True), name=name, var=var, use=use,
-                client=d.pick(("WebClient", "ApiClient", "Client")), call=d.pick(("list_items()", "ping()", "sync(path)")))  # fmt: skip
+        name = function_name(b)
+        # A secret is a function's local or a module constant; so is each public id beside it.
+        if d.chance(0.65):
+            b.entry("function", (fmt, True), name=name, var=var, use=use,
+                    client=d.pick(("WebClient", "ApiClient", "Client")), call=d.pick(("list_items()", "ping()", "sync(path)")))  # fmt: skip
+        else:
+            b.entry("assign", (fmt, True), var=var)
         first = b.entries[-1]
-        # A vendor's public ids sit beside its secret, in module constants.
         for public, role in b.publics(fmt):
-            b.entry("assign", (public, False), var=w.spell((house.vendor, *role), "lower_snake"), group=first.group)
+            public_var = w.spell((house.vendor, *role), "lower_snake")
+            if d.chance(0.4):
+                b.entry("function", (public, False), name=function_name(b), var=public_var, use=d.pick(("header", "client")),
+                        client=d.pick(("WebClient", "ApiClient", "Client")), call=d.pick(("list_items()", "ping()")), group=first.group)  # fmt: skip
+            else:
+                b.entry("assign", (public, False), var=public_var, group=first.group)
         look = d.pick(("environ", "key_id", "fixture", "none"))
         if look == "environ":
             env = var.upper()
@@ -45,7 +62,9 @@ def draw(b: Builder) -> FamilyDialect:
         elif look == "key_id":
             b.entry("assign", (v.UUID, False), var=f"{var}_id")
         elif look == "fixture":
-            b.entry("test", (b.fixture_like(b.entries[-1].slots[0].fmt), False), name=name, var=var)
+            model = d.pick([e for e in b.entries if e.group == first.group and e.slots[0].kind in ("house_token", "public_key") or e is first])
+            prefix = b.secret_prefix(fmt) if model is first else house.public_prefix
+            b.entry("test", (v.fixture_like(model.slots[0].fmt, d.pick(v.FAKE_STYLES), prefix), False), name=name, var=model["var"])
     return b.done(layout, keep=0.8)
 
 

@@ -37,15 +37,16 @@ def draw(b: Builder) -> FamilyDialect:
             b.entry("kv", (decoy, False), key=w.spell((subject, *role, *suffix), case))
         elif kind in ("house_token", "stripe_key", "generic_secret"):
             for public, prole in b.publics(fmt) or [(b.public_like(fmt), b.public_role(fmt))]:
-                b.entry("kv", (public, False), key=w.spell((subject, *prole), case))
+                # A public id is shared by the services as the secret is: one value, repeated.
+                b.entry("shared", (public, False), key=w.spell((subject, *prole), case), quote=yaml_quote(public.charset, layout["quote"]))
     return b.done(layout, keep=0.8)
 
 
 def write(wr: Writer) -> None:
     d, layout = wr.d, wr.layout
     pad = " " * layout["indent"]
-    shared = next((e for e in wr.entries if e.form == "shared"), None)
-    value = shared.slots[0].fmt.draw(d) if shared else None
+    shared = d.shuffled([e for e in wr.entries if e.form == "shared"])
+    values = {id(e): e.slots[0].fmt.draw(d) for e in shared}
     others = [e for e in wr.entries if e.form == "kv"]
     wr.line(f"# {layout['header']}.yaml: vendor credentials shared by several services")
     wr.line(f"{layout['header']}:")
@@ -53,9 +54,9 @@ def write(wr: Writer) -> None:
     for n, service in enumerate(services):
         wr.line(f"{pad}{service}:")
         wr.line(f"{pad}{pad}endpoint: https://{service}.{wr.world.domain}/v{d.int(1, 3)}")
-        if shared:
-            q = shared["quote"]
-            wr.line(f"{pad}{pad}{shared['key']}: {q}", Mark(value, shared.slots[0]), q)
+        for entry in shared:
+            q = entry["quote"]
+            wr.line(f"{pad}{pad}{entry['key']}: {q}", Mark(values[id(entry)], entry.slots[0]), q)
         for entry in others:
             if n == 0 or d.chance(0.5):
                 q = '"' if entry.slots[0].kind in ("secret_reference",) else ""

@@ -27,14 +27,19 @@ def draw(b: Builder) -> FamilyDialect:
         table = d.pick([t for t in (b.subject(kind), "secrets", "vendors", "integrations") if t not in tables])
         tables.add(table)
         entries = cluster(b, kind, case, looks=("setting", "reference", "hash", "public", "id", "allowlisted"), count=(1, 2))
-        secret_fmt = entries[0].slots[0].fmt
         for entry in entries:
             entry.words["table"] = table
-        key = entries[0]["key"]
+        # The fixtures table repeats the key of the secret or of one of its vendor's public ids.
+        house = b.house_for(entries[0].slots[0].fmt)
+        models = [e for e in entries if e.slots[0].secret or (house and e.slots[0].kind == "public_key" and e.slots[0].fmt.label.startswith(house.vendor))]
+        model = d.pick(models)
+        key = model["key"]
         if key in fixture_keys:
             continue
         fixture_keys.add(key)
-        b.entry("kv", (b.fixture_like(secret_fmt), False), table=layout["fixtures"], key=key)
+        prefix = b.secret_prefix(model.slots[0].fmt) if model.slots[0].secret else house.public_prefix
+        fixture = v.fixture_like(model.slots[0].fmt, d.pick(v.FAKE_STYLES), prefix)
+        b.entry("kv", (fixture, False), table=layout["fixtures"], key=key)
     if d.chance(0.5):
         b.entry("kv", (v.UUID, False), table="tenant", key=w.spell(("tenant", "id"), case))
     return b.done(layout, keep=0.7)
@@ -52,7 +57,7 @@ def write(wr: Writer) -> None:
             wr.line(f"[{table}]\n# {d.pick(('Dummy values for the test suite; not real credentials.', 'Fake values used by tests only.', 'Seed data for local runs; nothing here is real.'))}")
         else:
             wr.line(f"[{table}]")
-        for entry in tables[table]:
+        for entry in d.shuffled(tables[table]):
             wr.line(f'{entry["key"]} = "', wr.fresh(entry.slots[0]), '"' + note(entry, layout))
         wr.line()
 
