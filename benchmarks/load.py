@@ -1,0 +1,337 @@
+"""Load benchmark: many episodes through the served env pool, hostile answers, killed scan workers (a script, not a test).
+
+    uv run python benchmarks/load.py [--episodes 1024] [--concurrency 64] [--kill-every 3]
+
+Two parts, both against a quiet reference (every answer scored alone, in this process,
+with the plain in-process scanner):
+
+1. **Served.** `redaction-pressure serve-env --workers 2` (verifiers' env-server pool, each
+   worker with its scan pool) and a stand-in model on 127.0.0.1 that answers each train
+   prompt with a scripted reply: 80% realistic (the oracle, induction, constant and prefix
+   policies in turn), 10% hostile (catastrophic backtracking, budget floods, empty
+   matches, match floods, invalid patterns), 5% malformed, 5% budget-hungry but valid.
+   An `EnvClient` runs the episodes with `--concurrency` in flight while a thread SIGKILLs
+   a random scan worker of the server every `--kill-every` seconds. Prints throughput,
+   scoring latency p50/p99 (`trace.timing.scoring`), peak memory per process role,
+   scan-worker replacements (PIDs that appeared after the start) and the episodes lost,
+   errored or whose reward or error codes differ from the reference; memory growth of
+   each env-server worker between the 256th episode and the end.
+2. **Event loop.** The same episodes scored by the taskset in this process (the code an
+   env-server worker runs), `--concurrency` at a time, with a 1 ms ticker on the loop and
+   the same killer: the largest stall, and rewards against the reference.
+
+Nothing here talks to anything but 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from redaction_pressure import policies  # noqa: E402
+from redaction_pressure.api import load_task, score_reply  # noqa: E402
+from redaction_pressure.endpoint import ChatServer, last_user_text  # noqa: E402
+from redaction_pressure.rules import Rule  # noqa: E402
+from redaction_pressure.scanner import scan  # noqa: E402
+
+BIN = Path(sys.executable).parent
+HOSTILE = [
+    json.dumps({"rules": [{"pattern": r"(?s)(.|.)*(?<=\x00)", "replacement": ""}]}),  # timeout
+    json.dumps({"rules": [{"pattern": r"(?s).*.*.*(?<=\x00)", "replacement": ""}] * 24}),  # budget_exhausted
+    json.dumps({"rules": [{"pattern": "x*", "replacement": ""}]}),  # empty_match
+    json.dumps({"rules": [{"pattern": "(?s).", "replacement": ""}]}),  # excessive_matches
+    json.dumps({"rules": [{"pattern": "a{100000}", "replacement": ""}]}),  # invalid_regex
+    json.dumps({"rules": [{"pattern": "(?:(?:a{100}){100}){2}", "replacement": ""}]}),  # invalid_regex
+]
+MALFORMED = ["rules: [AKIA]", '{"rules": [{"pattern": "AKIA"}]}', "Sure! Here are the rules.", '{"rules": [], "rules": []}']
+HUNGRY = r"(?:[A-Za-z0-9]{1,40}){1,2}(?<=Q{3})"
+
+
+def answer(task, i: int) -> tuple[str, str]:
+    """Episode i's scripted reply and its category."""
+    slot = i % 20
+    if slot in (3, 13):
+        return "hostile", HOSTILE[(i // 20) % len(HOSTILE)]
+    if slot == 7:
+        return "malformed", MALFORMED[(i // 20) % len(MALFORMED)]
+    if slot == 17:
+        return "hungry", policies.reply([*policies.oracle_rules(task.hidden), Rule(HUNGRY, "")])
+    realistic = (
+        lambda: policies.oracle_rules(task.hidden),
+        lambda: policies.induction_rules(task.prompt.user),
+        lambda: policies.constant_rules(),
+        lambda: policies.prefix_rules(task.shown),
+    )
+    return "realistic", policies.reply(realistic[i % 4]())
+
+
+def outcome(reward: float, codes: list[str]) -> tuple[float, tuple[str, ...]]:
+    return (round(reward, 12), tuple(codes))
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+# -- processes -------------------------------------------------------------------------------
+
+
+def descendants(root: int) -> dict[int, str]:
+    """PID -> command line of every process below `root`."""
+    parents: dict[int, int] = {}
+    commands: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+            commands[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, ValueError, IndexError):
+            continue
+    found, frontier = {}, [root]
+    while frontier:
+        parent = frontier.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in found:
+                found[pid] = commands.get(pid, "")
+                frontier.append(pid)
+    return found
+
+
+def role(command: str) -> str:
+    if "redaction_pressure.worker" in command:
+        return "scan worker"
+    if "multiprocessing" in command or "spawn_main" in command:
+        return "env-server worker"
+    return "other (chat programs, helpers)"
+
+
+def rss_mib(pid: int, field: str = "VmRSS") -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+class Killer(threading.Thread):
+    """SIGKILL a random scan worker below `root` every `every` seconds (0: never)."""
+
+    def __init__(self, root: int, every: float, seed: int = 1) -> None:
+        super().__init__(daemon=True)
+        self.root, self.every, self.rng = root, every, random.Random(seed)
+        self.stop, self.kills = threading.Event(), 0
+
+    def run(self) -> None:
+        while self.every > 0 and not self.stop.wait(self.rng.uniform(0.5 * self.every, 1.5 * self.every)):
+            workers = [pid for pid, cmd in descendants(self.root).items() if role(cmd) == "scan worker"]
+            if workers:
+                try:
+                    os.kill(self.rng.choice(workers), signal.SIGKILL)
+                    self.kills += 1
+                except ProcessLookupError:
+                    pass
+
+
+# -- part 1: served ----------------------------------------------------------------------------
+
+
+def served(tasks, replies, reference, args) -> None:
+    import verifiers.v1 as vf
+    from verifiers.v1.serve import EnvClient
+
+    from redaction_pressure.taskset import RedactionPressureConfig, RedactionPressureTaskset
+
+    by_prompt = {task.prompt.user: reply for task, (_, reply) in zip(tasks, replies, strict=True)}
+    model = ChatServer(lambda body: by_prompt.get(last_user_text(body), "no such prompt"))
+    server = subprocess.Popen(
+        [str(BIN / "redaction-pressure"), "serve-env", "--port", "0", "--workers", str(args.workers)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
+        env={k: v for k, v in os.environ.items() if k != "REDACTION_PRESSURE_PRIVATE_SEED"},
+    )  # fmt: skip
+    line = server.stdout.readline()
+    if not line.startswith("ready "):
+        server.kill()
+        raise SystemExit(f"serve-env did not become ready: {line!r}")
+    address = line.split()[1]
+    data = [t.data.model_dump(mode="json") for t in RedactionPressureTaskset(RedactionPressureConfig(split="train", size=len(tasks)))]
+    initial = set(descendants(server.pid))
+    seen: dict[int, str] = {}
+    peaks: dict[int, float] = {}
+    at_256: dict[int, float] = {}
+    done = 0
+    sampling = threading.Event()
+
+    def sample() -> None:
+        while not sampling.wait(0.5):
+            for pid, cmd in descendants(server.pid).items():
+                seen.setdefault(pid, cmd)
+                peaks[pid] = max(peaks.get(pid, 0.0), rss_mib(pid))
+                if done >= 256 and pid not in at_256 and role(cmd) == "env-server worker":
+                    at_256[pid] = rss_mib(pid)
+            peaks[server.pid] = max(peaks.get(server.pid, 0.0), rss_mib(server.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    killer = Killer(server.pid, args.kill_every)
+    killer.start()
+    results: list = [None] * len(tasks)
+    latencies: list[float] = []
+
+    async def run_all() -> None:
+        nonlocal done
+        client = EnvClient(address)
+        gate = asyncio.Semaphore(args.concurrency)
+        config = vf.EvalClientConfig(base_url=model.url, api_key_var="LOAD_BENCH_KEY")
+
+        async def one(n: int) -> None:
+            nonlocal done
+            async with gate:
+                try:
+                    episode = await asyncio.wait_for(client.run(client=config, model="standin", sampling=vf.SamplingConfig(), task_data=data[n]), 600)
+                    results[n] = episode.traces[0]
+                    latencies.append(results[n].timing.scoring.duration)
+                except Exception as exc:  # noqa: BLE001 - a lost episode is what we count
+                    results[n] = exc
+                done += 1
+
+        try:
+            await asyncio.gather(*(one(n) for n in range(len(tasks))))
+        finally:
+            await client.close()
+
+    started = time.perf_counter()
+    asyncio.run(run_all())
+    elapsed = time.perf_counter() - started
+    killer.stop.set()
+    final = {pid: rss_mib(pid) for pid, cmd in descendants(server.pid).items() if role(cmd) == "env-server worker"}
+    sampling.set()
+    server.send_signal(signal.SIGTERM)
+    status = server.wait(60)
+    model.close()
+
+    lost = [n for n, r in enumerate(results) if isinstance(r, Exception) or r is None]
+    errored = [n for n, r in enumerate(results) if n not in lost and (r.errors or any(v is None for v in r.rewards.values()))]
+    changed = [
+        n for n, r in enumerate(results)
+        if n not in lost and n not in errored
+        and outcome(r.reward, [e["code"] for e in r.info.get("redaction_errors", [])]) != reference[n]
+    ]  # fmt: skip
+    replacements = len([pid for pid, cmd in seen.items() if role(cmd) == "scan worker" and pid not in initial])
+    print(f"served: {len(tasks)} train episodes, concurrency {args.concurrency}, {args.workers} env-server workers, a scan worker killed every ~{args.kill_every:g} s")
+    print(f"  throughput          {len(tasks) / elapsed:.2f} episodes/s ({elapsed:.0f} s)")
+    print(f"  scoring latency     p50 {percentile(latencies, 0.5) * 1000:.0f} ms, p99 {percentile(latencies, 0.99) * 1000:.0f} ms (trace.timing.scoring)")
+    print(f"  scan workers killed {killer.kills}; scan-worker processes started after warm-up: {replacements}")
+    print(f"  lost {len(lost)}, errored {len(errored)}, reward or error codes changed {len(changed)} (of {len(tasks)})")
+    for n in (lost + errored + changed)[:5]:
+        print(f"    episode {n}: {results[n]!r:.300}")
+    by_role: dict[str, list[float]] = {}
+    for pid, peak in peaks.items():
+        by_role.setdefault("broker (serve-env)" if pid == server.pid else role(seen.get(pid, "")), []).append(peak)
+    for name, values in sorted(by_role.items()):
+        print(f"  peak RSS {name:32s} max {max(values):6.0f} MiB over {len(values)} process(es)")
+    for pid, end in final.items():
+        if pid in at_256:
+            print(f"  env-server worker {pid}: RSS {at_256[pid]:.0f} MiB after 256 episodes, {end:.0f} MiB at the end")
+    print(f"  serve-env exit status after SIGTERM: {status}")
+
+
+# -- part 2: event loop ---------------------------------------------------------------------
+
+
+def event_loop(tasks, replies, reference, args) -> None:
+    import verifiers.v1 as vf
+
+    from redaction_pressure.taskset import RedactionPressureConfig, RedactionPressureTaskset
+
+    built = list(RedactionPressureTaskset(RedactionPressureConfig(split="train", size=len(tasks))))
+    killer = Killer(os.getpid(), args.kill_every, seed=2)
+    stalls: list[float] = []
+
+    def trace_for(task, reply: str) -> vf.Trace:
+        nodes = [vf.MessageNode(message=vf.UserMessage(content=task.data.prompt)),
+                 vf.MessageNode(parent=0, message=vf.AssistantMessage(content=reply), sampled=True)]  # fmt: skip
+        return vf.Trace(
+            task=vf.TraceTask(type=type(task).__name__, data=task.data, key=task.key, hash=task.hash),
+            agent=vf.AgentInfo(config=vf.AgentConfig(runtime=vf.SubprocessConfig()), name="load"), nodes=nodes,
+        )  # fmt: skip
+
+    async def main() -> tuple[list, float]:
+        stop = asyncio.Event()
+
+        async def ticker() -> None:
+            while not stop.is_set():
+                before = time.perf_counter()
+                await asyncio.sleep(0.001)
+                stalls.append(time.perf_counter() - before - 0.001)
+
+        gate = asyncio.Semaphore(args.concurrency)
+        traces = [trace_for(task, reply) for task, (_, reply) in zip(built, replies, strict=True)]
+
+        async def one(task, trace) -> None:
+            async with gate:
+                await task.score(trace)
+
+        tick = asyncio.ensure_future(ticker())
+        started = time.perf_counter()
+        await asyncio.gather(*(one(t, tr) for t, tr in zip(built, traces, strict=True)), return_exceptions=True)
+        elapsed = time.perf_counter() - started
+        stop.set()
+        await tick
+        return traces, elapsed
+
+    built[0].pool  # start the scan pool before timing
+    killer.start()
+    traces, elapsed = asyncio.run(main())
+    killer.stop.set()
+    changed = [n for n, t in enumerate(traces) if outcome(t.reward, [e["code"] for e in t.info.get("redaction_errors", [])]) != reference[n]]
+    print(f"event loop: the same {len(tasks)} episodes scored by the taskset in this process, concurrency {args.concurrency}")
+    print(f"  throughput          {len(tasks) / elapsed:.1f} episodes/s ({elapsed:.1f} s)")
+    print(f"  largest stall       {max(stalls) * 1000:.1f} ms (p99 {percentile(stalls, 0.99) * 1000:.1f} ms over {len(stalls)} ticks)")
+    print(f"  scan workers killed {killer.kills}; reward or error codes changed: {len(changed)}")
+    print(f"  peak RSS of this process {rss_mib(os.getpid(), 'VmHWM'):.0f} MiB")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=1024)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--workers", type=int, default=2, help="env-server workers (part 1)")
+    parser.add_argument("--kill-every", type=float, default=3.0, help="mean seconds between scan-worker kills (0: none)")
+    parser.add_argument("--part", choices=("served", "loop", "both"), default="both")
+    args = parser.parse_args()
+    tasks = [load_task("train", i) for i in range(args.episodes)]
+    replies = [answer(task, i) for i, task in enumerate(tasks)]
+    started = time.perf_counter()
+    reference = []
+    for task, (_, reply) in zip(tasks, replies, strict=True):
+        result = score_reply(task, reply, scanner=scan)
+        reference.append(outcome(result.reward, [e.code for e in result.errors]))
+    mix = statistics.multimode([kind for kind, _ in replies])
+    print(f"reference: {len(tasks)} answers scored alone in {time.perf_counter() - started:.0f} s; mix " + ", ".join(
+        f"{kind} {sum(1 for k, _ in replies if k == kind)}" for kind in ("realistic", "hostile", "malformed", "hungry")) + f" (most: {mix[0]})")
+    if args.part in ("loop", "both"):
+        event_loop(tasks, replies, reference, args)
+    if args.part in ("served", "both"):
+        served(tasks, replies, reference, args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
