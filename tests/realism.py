@@ -907,11 +907,12 @@ def _shown_public_prefixes(task_seed: int, shown: list[Record]) -> tuple[tuple[s
     listed = [r.value(s) for r in shown for s in r.secrets]
     prefixes = []
     for house in dialect.world.houses:
-        pub, sec = house.public_prefix, house.secret_prefix
-        if not pub:
-            continue
-        unlisted = any(r.value(d).startswith(pub) for r in shown for d in r.decoys)
-        longer = len(sec) > len(pub) and sec.startswith(pub)
-        if unlisted and not any(v.startswith(pub) and not (longer and v.startswith(sec)) for v in listed):
-            prefixes.append((pub, sec))
+        sec = house.secret_prefix
+        for pub in house.public_prefixes:
+            if not pub:
+                continue
+            unlisted = any(r.value(d).startswith(pub) for r in shown for d in r.decoys)
+            longer = len(sec) > len(pub) and sec.startswith(pub)
+            if unlisted and not any(v.startswith(pub) and not (longer and v.startswith(sec)) for v in listed):
+                prefixes.append((pub, sec))
     return tuple(prefixes)

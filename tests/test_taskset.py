@@ -265,7 +265,9 @@ class TestFaultsAndLoad(unittest.TestCase):
 
     @staticmethod
     def outcome(trace: vf.Trace) -> tuple:
-        return ({n: r.score for n, r in trace.rewards.items()}, [e["code"] for e in trace.info["redaction_errors"]])
+        # An escaped episode carries its detail, so a failure says why it escaped.
+        codes = [e["code"] if e["code"] != "resource_exhausted" else f"resource_exhausted: {e['detail']}" for e in trace.info["redaction_errors"]]
+        return ({n: r.score for n, r in trace.rewards.items()}, codes)
 
     def concurrently(self) -> list[tuple]:
         async def crowd():

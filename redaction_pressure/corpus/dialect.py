@@ -121,25 +121,26 @@ def _house_roles(d: Draw) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]
     return secret, tuple(publics)
 
 
-def _prefixes(d: Draw, abbr: str) -> tuple[str, str]:
-    """The vendor's secret and public prefixes: its abbreviation and a marker each, both drawn
-    from one pool, so a marker says nothing by itself (`app` marks the secret for one vendor,
-    a public id for the next); the task's shown records say which is which."""
+def _prefixes(d: Draw, abbr: str, publics: int) -> tuple[str, tuple[str, ...]]:
+    """The vendor's secret prefix and one prefix per public id: its abbreviation and a marker
+    each, all different and all drawn from one pool, so a marker says nothing by itself (`app`
+    marks the secret for one vendor, a public id for the next) and no prefix repeats within a
+    credential set more than its value does; the task's shown records say which is which."""
     sep = d.pick(("_", "-", ".", "_"))
     upper = d.chance(0.2)
-    secret, public = d.sample(MARKERS, 2)
     made = []
-    for marker in (secret, public):
+    for marker in d.sample(MARKERS, 1 + publics):
         text = f"{abbr}{sep}{marker}{sep}" if marker else f"{abbr}{sep}"
         made.append(text.upper() if upper else text)
-    return made[0], made[1]
+    return made[0], tuple(made[1:])
 
 
 def draw_house(d: Draw, taken: set[str], internal: str | None = None) -> House:
     """An invented vendor's token format and naming convention; with `internal`, the format an
     internal service uses for its credentials (no prefix: a generic alphabet and length)."""
+    secret_role, public_roles = _house_roles(d)
     if internal:
-        vendor, secret, public = internal, "", ""
+        vendor, secret, publics = internal, "", ("",) * len(public_roles)
         alphabet = d.pick(("hex", "base62", "base64", "urlsafe", "lower"))
     else:
         while True:
@@ -147,14 +148,13 @@ def draw_house(d: Draw, taken: set[str], internal: str | None = None) -> House:
             abbr = vendor[: d.int(2, 4)]
             if vendor not in taken and abbr not in {t[: len(abbr)] for t in taken}:
                 break
-        secret, public = _prefixes(d, abbr)
+        secret, publics = _prefixes(d, abbr, len(public_roles))
         alphabet = d.pick(sorted(v.HOUSE_ALPHABETS))
-    secret_role, public_roles = _house_roles(d)
     group = 0 if internal else d.pick((0, 0, 0, 4, 5, 6, 8))
     return House(
         vendor=vendor,
         secret_prefix=secret,
-        public_prefix=public,
+        public_prefixes=publics,
         secret_role=secret_role,
         public_roles=public_roles,
         alphabet=alphabet,

@@ -245,15 +245,15 @@ HOUSE_ALPHABETS = {
 class House:
     """An invented vendor's token format, drawn per task: prefix, alphabet, length, grouping, checksum.
 
-    `public_prefix` marks the vendor's public identifiers, drawn in the same alphabet and
-    length. Vendors name their credentials differently (`api key` is public for one, the
+    `public_prefixes` mark the vendor's public identifiers (one each), drawn in the same
+    alphabet and length. Vendors name their credentials differently (`api key` is public for one, the
     secret for another), so only the prefix and the vendor's convention, as the task's
     shown records establish it, tell the two apart.
     """
 
     vendor: str
     secret_prefix: str
-    public_prefix: str
+    public_prefixes: tuple[str, ...]
     secret_role: tuple[str, ...]
     """The words the vendor's secret goes by (`api key` for one vendor, `api secret` for another)."""
     public_roles: tuple[tuple[str, ...], ...]
@@ -276,8 +276,19 @@ class House:
             raw = self.sep.join(raw[i : i + self.group] for i in range(0, len(raw), self.group))
         return raw
 
+    @property
+    def public_prefix(self) -> str:
+        """The first public id's prefix (the one a stand-alone public look-alike uses)."""
+        return self.public_prefixes[0] if self.public_prefixes else ""
+
+    def prefix_of(self, fmt: Format) -> str:
+        """The prefix of this vendor's secret or n-th public id format."""
+        if fmt.kind == "public_key" and fmt.label.startswith(self.vendor + ":"):
+            return self.public_prefixes[int(fmt.label.rsplit(":", 1)[1]) % len(self.public_prefixes)]
+        return self.secret_prefix
+
     def charset(self) -> str:
-        return HOUSE_ALPHABETS[self.alphabet] + HEX + BASE62 * self.checksum + self.sep + self.secret_prefix + self.public_prefix
+        return HOUSE_ALPHABETS[self.alphabet] + HEX + BASE62 * self.checksum + self.sep + self.secret_prefix + "".join(self.public_prefixes)
 
 
 def house_token(house: House, kind: str = "house_token") -> Format:
@@ -285,8 +296,9 @@ def house_token(house: House, kind: str = "house_token") -> Format:
 
 
 def house_public(house: House, n: int = 0) -> Format:
-    """The vendor's n-th public identifier: its public prefix and the secret's alphabet and length."""
-    return Format("public_key", f"{house.vendor}:{n}", lambda d: house.public_prefix + house.body(d), house.charset())
+    """The vendor's n-th public identifier: its own prefix and the secret's alphabet and length."""
+    prefix = house.public_prefixes[n % len(house.public_prefixes)] if house.public_prefixes else ""
+    return Format("public_key", f"{house.vendor}:{n}", lambda d: prefix + house.body(d), house.charset())
 
 
 # -- decoys ----------------------------------------------------------------------------------

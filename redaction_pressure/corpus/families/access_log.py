@@ -33,9 +33,10 @@ def draw(b: Builder) -> FamilyDialect:
             param = w.spell(house.secret_role, "lower_snake") if house else d.pick(("access_token", "api_key", "token", "key", "sig", "auth"))
             b.entry("query", (fmt, True), param=param, path=f"/api/v{d.int(1, 3)}/{d.pick(b.world.services)}")
             first = b.entries[-1]
-        # A vendor's public ids travel in query strings or, like a browser key, in the auth header.
+        # A vendor's public ids travel in query strings or, like a browser key, in the auth
+        # header (only where a prefix tells them apart: the header has no name to go by).
         for public, role in b.publics(fmt):
-            if d.chance(0.4):
+            if house.secret_prefix and d.chance(0.4):
                 b.entry("header", (public, False), scheme=d.pick(("Bearer ", "")), group=first.group)
             else:
                 b.entry("query", (public, False), param=w.spell(role, "lower_snake"), path=f"/api/v1/{d.pick(b.world.services)}", group=first.group)

@@ -56,7 +56,7 @@ def cluster(
     for public, role in b.publics(fmt) + b.anon(fmt):
         entries.append(b.entry(form, (public, False), key=b.claim((subject, *role), case), group=first.group))
         if public.kind == "public_key" and b.house_for(fmt):
-            bases.append(((subject, *role), public, b.house_for(fmt).public_prefix))
+            bases.append(((subject, *role), public, b.house_for(fmt).prefix_of(public)))
     options = [look for look in looks if _applies(look, fmt) and not (look == "public" and (b.house_for(fmt) or fmt.kind == "jwt"))]
     chosen = d.sample(options, min(len(options), d.int(*count)))
     # A published format's test value often sits beside it, allowlisted, in the very same shape.

@@ -63,7 +63,7 @@ def draw(b: Builder) -> FamilyDialect:
             b.entry("assign", (v.UUID, False), var=f"{var}_id")
         elif look == "fixture":
             model = d.pick([e for e in b.entries if e.group == first.group and e.slots[0].kind in ("house_token", "public_key") or e is first])
-            prefix = b.secret_prefix(fmt) if model is first else house.public_prefix
+            prefix = b.secret_prefix(fmt) if model is first else house.prefix_of(model.slots[0].fmt)
             b.entry("test", (v.fixture_like(model.slots[0].fmt, d.pick(v.FAKE_STYLES), prefix), False), name=name, var=model["var"])
     return b.done(layout, keep=0.8)
 

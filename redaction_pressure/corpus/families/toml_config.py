@@ -37,7 +37,7 @@ def draw(b: Builder) -> FamilyDialect:
         if key in fixture_keys:
             continue
         fixture_keys.add(key)
-        prefix = b.secret_prefix(model.slots[0].fmt) if model.slots[0].secret else house.public_prefix
+        prefix = b.secret_prefix(model.slots[0].fmt) if model.slots[0].secret else house.prefix_of(model.slots[0].fmt)
         fixture = v.fixture_like(model.slots[0].fmt, d.pick(v.FAKE_STYLES), prefix)
         b.entry("kv", (fixture, False), table=layout["fixtures"], key=key)
     if d.chance(0.5):
