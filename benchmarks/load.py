@@ -296,7 +296,7 @@ def event_loop(tasks, replies, reference, args) -> None:
         await tick
         return traces, elapsed
 
-    built[0].pool  # start the scan pool before timing
+    assert built[0].pool is not None  # start the scan pool before timing
     killer.start()
     traces, elapsed = asyncio.run(main())
     killer.stop.set()

@@ -124,3 +124,21 @@ def captured_logs():
     finally:
         root.removeHandler(handler)
         root.setLevel(old_level)
+
+
+def child_pids(parent: int, command_contains: str = "") -> list[int]:
+    """PIDs of `parent`'s direct children whose command line contains `command_contains` (from /proc)."""
+    from pathlib import Path
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == parent and command_contains in command:
+            found.append(int(entry.name))
+    return found

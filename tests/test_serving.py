@@ -12,7 +12,7 @@ import time
 import unittest
 from pathlib import Path
 
-from cases import PRIVATE_ENV
+from cases import PRIVATE_ENV, child_pids
 from standin import StandInModel
 from test_e2e import scripted_reply
 from test_taskset import scored, tasks
@@ -96,7 +96,7 @@ class TestServeEnv(unittest.TestCase):
 
     def test_zz_sigterm_shuts_down_cleanly(self):
         """SIGTERM stops the broker, its workers and their scan pools; the command exits 0."""
-        children = subprocess.run(["pgrep", "-P", str(self.server.pid)], capture_output=True, text=True).stdout.split()
+        children = child_pids(self.server.pid)
         self.assertGreaterEqual(len(children), 2, "two env-server workers should be running")
         self.server.send_signal(signal.SIGTERM)
         self.assertEqual(self.server.wait(timeout=60), 0, self.server.stderr.read()[-3000:])

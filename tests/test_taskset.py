@@ -13,7 +13,7 @@ import unittest
 from pathlib import Path
 
 import verifiers.v1 as vf
-from cases import BAD_ANSWERS, OTHER_SECRET, TEST_SECRET, captured_logs, longest_dev_task, private_secret
+from cases import BAD_ANSWERS, OTHER_SECRET, TEST_SECRET, captured_logs, child_pids, longest_dev_task, private_secret
 from pydantic import ValidationError
 from verifiers.v1.utils.loaders import default_harness_id, taskset_class
 
@@ -307,7 +307,7 @@ class TestFaultsAndLoad(unittest.TestCase):
 
         def killer() -> None:
             while not stop.wait(rng.uniform(0.5, 1.5)):
-                children = subprocess.run(["pgrep", "-P", str(os.getpid()), "-f", "redaction_pressure.worker"], capture_output=True, text=True).stdout.split()
+                children = child_pids(os.getpid(), "redaction_pressure.worker")
                 if children:
                     victim = int(rng.choice(children))
                     with contextlib.suppress(ProcessLookupError):

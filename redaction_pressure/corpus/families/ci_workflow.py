@@ -11,7 +11,6 @@ secrets sit inside a literal block.
 from __future__ import annotations
 
 from redaction_pressure.corpus import values as v
-from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, kinds, note, yaml_quote
