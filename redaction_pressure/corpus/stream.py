@@ -46,6 +46,10 @@ def draw_dialect(seed: int, shown: int) -> tuple[Dialect, list[int]]:
     return Dialect(world, families), tour
 
 
+_TOKEN_LENGTH = 8
+"""Values this long count as tokens for the ledger's cross-record checks."""
+
+
 class _Ledger:
     """Values already placed in one stream, to keep secrets fresh and apart from decoys."""
 
@@ -64,9 +68,16 @@ class _Ledger:
             occurrences = sum(1 for s in record.secrets if record.value(s) == value)
             if record.text.count(value) != occurrences:
                 return False
-        all_decoys, all_secrets = self.decoys | decoys, self.secrets | secrets
-        return not any(s in d or d in s for s in secrets for d in all_decoys) and not any(
-            s in d or d in s for d in decoys for s in all_secrets
+        # Inside a record no secret and decoy overlap at all. Across records only values of
+        # token length must not: a short decoy (`2048`, `3600`, `HS256`) inside some earlier
+        # random secret is chance, not a shared value, and a fixed setting would otherwise
+        # make a family's first record impossible to draw.
+        if any(s in d or d in s for s in secrets for d in decoys):
+            return False
+        older_decoys = [d for d in self.decoys if len(d) >= _TOKEN_LENGTH]
+        older_secrets = [s for s in self.secrets if len(s) >= _TOKEN_LENGTH]
+        return not any(s in d or d in s for s in secrets for d in older_decoys) and not any(
+            s in d or d in s for d in decoys if len(d) >= _TOKEN_LENGTH for s in older_secrets
         )
 
     def admit(self, record: Record) -> None:
