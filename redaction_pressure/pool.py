@@ -14,7 +14,9 @@ event loop):
 - a reward never depends on load or on faults from outside. The limit that ends an
   episode is its own CPU time in its worker (`cpu_seconds`, enforced by the kernel with
   `RLIMIT_CPU`) or its memory cap: only those end it as `resource_exhausted` (reward 0).
-  A worker that dies from outside (killed, crashed) or stalls past the wall-clock safety
+  A job that runs out of memory on a worker that served earlier episodes runs again on a
+  fresh one, so the cap means the same for every episode. A worker that dies from outside
+  (killed, crashed) or stalls past the wall-clock safety
   net (`deadline`, far above any CPU allowance) is replaced and the episode runs again on
   a fresh worker (up to `KILLED_ATTEMPTS` runs when killed by a signal from outside, up to
   `ATTEMPTS` when it crashed or stalled, since a crash may be the rules' own doing);
@@ -108,6 +110,7 @@ class _Worker:
             [sys.executable, "-m", "redaction_pressure.worker", str(memory_bytes), repr(cpu_seconds)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
         )  # fmt: skip
+        self.jobs_done = 0
         self.jobs = Connection(os.dup(self.process.stdin.fileno()), readable=False)
         self.results = Connection(os.dup(self.process.stdout.fileno()), writable=False)
         self.process.stdin.close()
@@ -257,8 +260,11 @@ class ScanPool:
             if status == -signal.SIGXCPU:
                 return _Exhausted(f"the episode used more than its {math.ceil(self.cpu_seconds)} s of CPU")
             if status == MEMORY_EXIT:
-                return _Exhausted("the job did not fit in the worker's memory cap")
+                if worker.jobs_done == 0:  # a fresh worker: the episode's own doing
+                    return _Exhausted("the rules ran out of the worker's memory cap")
+                return _Retry("the worker ran out of memory after earlier episodes")
             return _Retry(f"the worker died while scanning (status {status})", killed=status in _OUTSIDE_SIGNALS)
+        worker.jobs_done += 1
         self._idle.put(worker)
         if isinstance(answer, str) and answer.startswith(RESOURCE_EXHAUSTED + ": "):
             return _Exhausted(answer.removeprefix(RESOURCE_EXHAUSTED + ": "))

@@ -15,8 +15,9 @@ load never count against an episode. Two kinds of job:
   model saw. The worker regenerates (and caches) records itself, so the parent sends a
   few hundred bytes and does no CPU work; it never sends the private secret, only seeds.
 
-A job too large to receive under the memory cap ends the process with `MEMORY_EXIT`
-(the channel cannot be trusted after a half-read message). Anything a job prints goes to
+A job that runs out of the memory cap (or is too large to receive under it) ends the
+process with `MEMORY_EXIT`: the pool runs it again on a fresh worker, and only a fresh
+worker's failure ends the episode, so the outcome never depends on the worker's history. Anything a job prints goes to
 standard error, never into the channel.
 """
 
@@ -37,7 +38,7 @@ RESOURCE_EXHAUSTED = "resource_exhausted"
 PROMPT_MISMATCH = "prompt_mismatch"
 READY = "ready"
 MEMORY_EXIT = 3
-"""Exit status of a worker that could not receive a job inside its memory cap."""
+"""Exit status of a worker whose job did not fit in its memory cap."""
 
 
 def exhausted(detail: str, texts) -> ScanResult:
@@ -61,7 +62,9 @@ def serve(jobs: Connection, results: Connection, cpu_seconds: float) -> None:
         try:
             result = run(job)
         except MemoryError:
-            result = RESOURCE_EXHAUSTED + ": the rules ran out of the worker's memory cap"
+            # Whether the cap was reached may depend on what this process did before
+            # (caches, a fragmented heap): exit, and let the pool decide on a fresh worker.
+            sys.exit(MEMORY_EXIT)
         except RecursionError:
             result = RESOURCE_EXHAUSTED + ": the rules exhausted the worker's recursion limit"
         results.send(result)
