@@ -213,7 +213,7 @@ class TestLoadIndependence(unittest.TestCase):
     def test_a_busy_thread_does_not_change_the_default_score(self):
         """score_reply scores in the shared pool by default: a busy thread beside it changes nothing.
 
-        The answer uses about 40% of the matching budget, its slowest call about half the
+        The answer uses 20% to 40% of the matching budget (by machine), its slowest call a good share of the
         per-call cap. Matched in this process instead (`scanner=scan`), the busy thread's CPU
         counts on the same process clock as `regex`'s timeouts and the answer scores 0
         (`timeout`) in every run measured here.
@@ -226,7 +226,7 @@ class TestLoadIndependence(unittest.TestCase):
         answer = policies.reply([*policies.oracle_rules(task.hidden), Rule(r"(?:[A-Za-z0-9]{1,40}){1,2}(?<=Q{3})", "")])
         quiet = score_reply(task, answer, scanner=scan)
         self.assertEqual((quiet.reward, quiet.errors), (1.0, ()))
-        self.assertGreater(quiet.metrics["budget_used"], 0.2)
+        self.assertGreater(quiet.metrics["budget_used"], 0.1)
         stop = threading.Event()
 
         def spin() -> None:
