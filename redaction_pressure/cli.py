@@ -93,6 +93,17 @@ def _parser() -> argparse.ArgumentParser:
     _sizes(export)
     export.set_defaults(run=_export)
 
+    policy = commands.add_parser(
+        "serve",
+        help="serve a non-LLM policy as an OpenAI-compatible model endpoint on 127.0.0.1",
+        description="Answer every chat-completions request (streaming or not) with the rules a "
+        "prompt-only policy writes for the request's last user message; GET /v1/models lists it. "
+        "Prints 'serving POLICY at URL' once listening; SIGTERM or Ctrl-C stop it.",
+    )
+    policy.add_argument("--policy", required=True, metavar="NAME", help="one of: " + ", ".join(_prompt_policy_names()))
+    policy.add_argument("--port", type=int, default=8000, help="TCP port on 127.0.0.1 (0 picks a free one; default 8000)")
+    policy.set_defaults(run=_serve_policy)
+
     served = commands.add_parser(
         "serve-env",
         help="serve the taskset for a trainer: verifiers' env server on 127.0.0.1, ready when it says so",
@@ -108,6 +119,43 @@ def _parser() -> argparse.ArgumentParser:
     served.add_argument("--ready-timeout", type=float, default=300.0, help="seconds to wait for the workers (default 300)")
     served.set_defaults(run=_serve_env)
     return parser
+
+
+def _prompt_policy_names() -> list[str]:
+    from redaction_pressure.policies.prompted import PROMPT_POLICIES
+
+    return list(PROMPT_POLICIES)
+
+
+def _serve_policy(args: argparse.Namespace, out: Console, err: Console) -> int:
+    import signal
+    import threading
+
+    from redaction_pressure.endpoint import ChatServer, last_user_text
+    from redaction_pressure.policies import reply
+    from redaction_pressure.policies.prompted import PROMPT_POLICIES
+
+    if args.policy not in PROMPT_POLICIES:
+        raise UsageError(f"unknown policy {args.policy!r}; choose one of {', '.join(PROMPT_POLICIES)}")
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be between 0 and 65535 (got {args.port})")
+    rules_for = PROMPT_POLICIES[args.policy]
+    try:
+        rules_for("")  # fail now, not per request, if the policy cannot run here (the scanner extra)
+    except RuntimeError as exc:
+        raise ValueError(str(exc)) from None
+
+    def answer(body: dict) -> str:
+        return reply(rules_for(last_user_text(body)))
+
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    with ChatServer(answer, port=args.port, model=args.policy) as server:
+        print(f"serving {args.policy} at {server.url}", flush=True)
+        while not stop.wait(0.5):
+            pass
+    return 0
 
 
 def _serve_env(args: argparse.Namespace, out: Console, err: Console) -> int:

@@ -13,7 +13,7 @@ from pathlib import Path
 from cases import PRIVATE_ENV, TEST_SECRET, reply
 
 from redaction_pressure import policies
-from redaction_pressure.api import load_task
+from redaction_pressure.api import load_task, score_reply
 from redaction_pressure.splits import commitment
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -262,3 +262,52 @@ class TestBadInput(unittest.TestCase):
         )  # fmt: skip
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertNotIn(b"not utf-8 at all", result.stdout + result.stderr)
+
+
+class TestServePolicy(unittest.TestCase):
+    """`serve --policy NAME`: an OpenAI-compatible endpoint answering with a prompt-only policy."""
+
+    def test_serves_the_policy_streaming_and_plain_and_stops_on_sigterm(self):
+        import signal
+        import urllib.request
+
+        from redaction_pressure.policies.prompted import PROMPT_POLICIES
+
+        environment = {k: v for k, v in os.environ.items() if k != PRIVATE_ENV}
+        server = subprocess.Popen(
+            [sys.executable, "-m", "redaction_pressure", "serve", "--policy", "induction", "--port", "0"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=environment, cwd=ROOT,
+        )  # fmt: skip
+        try:
+            line = server.stdout.readline()
+            self.assertTrue(line.startswith("serving induction at http://127.0.0.1:"), line + server.stderr.read() if not line else line)
+            url = line.split()[-1]
+            models = json.loads(urllib.request.urlopen(url + "/models", timeout=30).read())
+            self.assertEqual([m["id"] for m in models["data"]], ["induction"])
+            task = load_task("dev", 5)
+            expected = policies.reply(PROMPT_POLICIES["induction"](task.prompt.user))
+            for stream in (False, True):
+                body = {"model": "induction", "stream": stream, "messages": [
+                    {"role": "system", "content": task.prompt.system}, {"role": "user", "content": task.prompt.user}]}  # fmt: skip
+                request = urllib.request.Request(url + "/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"})
+                raw = urllib.request.urlopen(request, timeout=60).read().decode()
+                if stream:
+                    events = [json.loads(e[6:]) for e in raw.split("\n\n") if e.startswith("data: {")]
+                    text = "".join(c["delta"].get("content") or "" for e in events for c in e["choices"])
+                    self.assertTrue(raw.rstrip().endswith("data: [DONE]"))
+                else:
+                    text = json.loads(raw)["choices"][0]["message"]["content"]
+                self.assertEqual(text, expected)
+            self.assertGreater(score_reply(task, text).reward, 0.9)
+            server.send_signal(signal.SIGTERM)
+            self.assertEqual(server.wait(timeout=30), 0)
+        finally:
+            if server.poll() is None:
+                server.kill()
+            server.stdout.close()
+            server.stderr.close()
+
+    def test_an_unknown_policy_is_a_usage_error(self):
+        result = run("serve", "--policy", "oracle")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("unknown policy 'oracle'", result.stderr)

@@ -77,18 +77,26 @@ def after_separator_rules() -> list[Rule]:
 
 def literal_rules(shown: Sequence[Record]) -> list[Rule]:
     """Rules that redact exactly the secret values the prompt shows (memorisation)."""
-    values = sorted({record.value(span) for record in shown for span in record.secrets})
-    return pack(_fitting(regex.escape(v) for v in values), strict=False)
+    return literal_rules_for([record.value(span) for record in shown for span in record.secrets])
+
+
+def literal_rules_for(values: Sequence[str]) -> list[Rule]:
+    """`literal_rules` from the listed secret values alone (what a prompt gives)."""
+    return pack(_fitting(regex.escape(v) for v in sorted(set(values))), strict=False)
 
 
 def prefix_rules(shown: Sequence[Record]) -> list[Rule]:
     """One rule per key prefix seen in the prompt's secrets: the prefix and the token after it."""
+    return prefix_rules_for([record.value(span) for record in shown for span in record.secrets])
+
+
+def prefix_rules_for(values: Sequence[str]) -> list[Rule]:
+    """`prefix_rules` from the listed secret values alone, in the order listed."""
     prefixes: list[str] = []
-    for record in shown:
-        for span in record.secrets:
-            match = _PREFIX.match(record.value(span))
-            if match and match.group() not in prefixes:
-                prefixes.append(match.group())
+    for value in values:
+        match = _PREFIX.match(value)
+        if match and match.group() not in prefixes:
+            prefixes.append(match.group())
     return [Rule(regex.escape(prefix) + _TOKEN_TAIL, REDACTED) for prefix in prefixes[:MAX_RULES]]
 
 
