@@ -1,4 +1,4 @@
-"""redaction-pressure as a Verifiers v1 taskset: the only module that imports verifiers.
+"""redaction-pressure as a Verifiers v1 taskset (a verifiers adapter, with `serving.py`).
 
 One turn. The model sees the first `shown` records of a seeded stream with their
 secrets listed and answers with JSON regex rules; the rules run on the next `hidden`

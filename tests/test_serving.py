@@ -64,6 +64,8 @@ class TestServeEnv(unittest.TestCase):
         if cls.server.poll() is None:
             cls.server.kill()
             cls.server.wait()
+        cls.server.stdout.close()
+        cls.server.stderr.close()
         cls.model.close()
 
     def test_served_pool_scores_exactly_as_in_process(self):
