@@ -101,7 +101,7 @@ def _parser() -> argparse.ArgumentParser:
         "Prints 'serving POLICY at URL' once listening; SIGTERM or Ctrl-C stop it.",
     )
     policy.add_argument("--policy", required=True, metavar="NAME", help="one of: " + ", ".join(_prompt_policy_names()))
-    policy.add_argument("--port", type=int, default=8000, help="TCP port on 127.0.0.1 (0 picks a free one; default 8000)")
+    policy.add_argument("--port", type=_port, default=8000, help="TCP port on 127.0.0.1 (0 picks a free one; default 8000)")
     policy.set_defaults(run=_serve_policy)
 
     served = commands.add_parser(
@@ -111,7 +111,7 @@ def _parser() -> argparse.ArgumentParser:
         "processes) on tcp://127.0.0.1:PORT. Prints 'ready ADDRESS workers=N' once every pre-spawned "
         "worker has scored a warm-up episode; SIGTERM or Ctrl-C shut it down cleanly.",
     )
-    served.add_argument("--port", type=int, default=5000, help="TCP port on 127.0.0.1 (0 picks a free one; default 5000)")
+    served.add_argument("--port", type=_port, default=5000, help="TCP port on 127.0.0.1 (0 picks a free one; default 5000)")
     served.add_argument("--workers", type=int, default=2, help="env-server worker processes of a static pool (default 2)")
     served.add_argument("--elastic", action="store_true", help="start one worker and add more under load")
     served.add_argument("--max-workers", type=int, help="upper bound of an elastic pool (default: none)")
@@ -119,6 +119,14 @@ def _parser() -> argparse.ArgumentParser:
     served.add_argument("--ready-timeout", type=float, default=300.0, help="seconds to wait for the workers (default 300)")
     served.set_defaults(run=_serve_env)
     return parser
+
+
+def _port(text: str) -> int:
+    """A TCP port on 127.0.0.1: 0 (any free one) to 65535."""
+    port = int(text)
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 65535 (got {port})")
+    return port
 
 
 def _prompt_policy_names() -> list[str]:
@@ -137,8 +145,6 @@ def _serve_policy(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     if args.policy not in PROMPT_POLICIES:
         raise UsageError(f"unknown policy {args.policy!r}; choose one of {', '.join(PROMPT_POLICIES)}")
-    if not 0 <= args.port <= 65535:
-        raise UsageError(f"--port must be between 0 and 65535 (got {args.port})")
     rules_for = PROMPT_POLICIES[args.policy]
     try:
         rules_for("")  # fail now, not per request, if the policy cannot run here (the scanner extra)
@@ -159,8 +165,6 @@ def _serve_policy(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _serve_env(args: argparse.Namespace, out: Console, err: Console) -> int:
-    if not 0 <= args.port <= 65535:
-        raise UsageError(f"--port must be between 0 and 65535 (got {args.port})")
     if args.workers < 1 or (args.max_workers is not None and args.max_workers < 1):
         raise UsageError("--workers and --max-workers must be at least 1")
     if args.scan_workers is not None and args.scan_workers < 1:

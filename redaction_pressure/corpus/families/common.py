@@ -63,19 +63,19 @@ def cluster(
     if fmt.kind in PUBLISHED and "allowlisted" in options and "allowlisted" not in chosen and d.chance(0.75):
         chosen.append("allowlisted")
     for look in chosen:
-        secret_words, model, prefix = bases[0] if len(bases) == 1 or d.chance(0.5) else d.pick(bases[1:])
+        words, model, prefix = bases[0] if len(bases) == 1 or d.chance(0.5) else d.pick(bases[1:])
         if look == "setting":
             suffix, decoy = b.setting()
-            entries.append(b.entry(form, (decoy, False), key=b.claim((*secret_words, *suffix), case)))
+            entries.append(b.entry(form, (decoy, False), key=b.claim((*words, *suffix), case)))
         elif look == "reference":
-            suffix, decoy = b.reference(subject, secret_words)
-            # Half the time the reference sits under the secret's own words (`DB_PASSWORD=/run/secrets/db`).
-            words = (d.pick(("staging", "shared", "prod")), *secret_words) if d.chance(0.5) else (*secret_words, *suffix)
-            entries.append(b.entry(form, (decoy, False), key=b.claim(words, case)))
+            suffix, decoy = b.reference(subject, words)
+            # Half the time the reference sits under its model's own words (`DB_PASSWORD=/run/secrets/db`).
+            key_words = (d.pick(("staging", "shared", "prod")), *words) if d.chance(0.5) else (*words, *suffix)
+            entries.append(b.entry(form, (decoy, False), key=b.claim(key_words, case)))
         elif look == "hash":
             suffix = d.pick(w.HASH_SUFFIXES)
             decoy = v.digest("fingerprint" if suffix[0] == "fingerprint" else d.pick(("hex64", "sha256_prefixed")))
-            entries.append(b.entry(form, (decoy, False), key=b.claim((*secret_words, *suffix), case)))
+            entries.append(b.entry(form, (decoy, False), key=b.claim((*words, *suffix), case)))
         elif look == "public":
             entries.append(b.entry(form, (b.public_like(fmt), False), key=b.claim((subject, *b.public_role(fmt)), case)))
         elif look == "id":
@@ -83,18 +83,18 @@ def cluster(
             entries.append(b.entry(form, (decoy, False), key=b.claim((subject, *d.pick(w.ID_ROLES)), case)))
         elif look == "fixture":
             marker = d.pick(("test", "fake", "mock", "sample", "ci"))
-            entries.append(b.entry(form, (v.fixture_like(model, d.pick(v.FAKE_STYLES), prefix), False), key=b.claim((marker, *secret_words), case)))
+            entries.append(b.entry(form, (v.fixture_like(model, d.pick(v.FAKE_STYLES), prefix), False), key=b.claim((marker, *words), case)))
         elif look == "allowlisted":
-            # A full-entropy value the team marked as no secret, under the secret's own words.
+            # A full-entropy value the team marked as no secret, under its model's own words.
             decoy = v.Format("test_fixture", "allowlisted", model.make, model.charset)
-            entries.append(b.entry(form, (decoy, False), key=b.claim((d.pick(("test", "local", "ci", "dev")), *secret_words), case), allowlisted=True))
+            entries.append(b.entry(form, (decoy, False), key=b.claim((d.pick(("test", "local", "ci", "dev")), *words), case), allowlisted=True))
         elif look == "example":
-            entries.append(b.entry(form, (v.example_like(model), False), key=b.claim(("example", *secret_words), case)))
+            entries.append(b.entry(form, (v.example_like(model), False), key=b.claim(("example", *words), case)))
         elif look == "placeholder":
-            name = w.spell(secret_words, "upper_snake")
+            name = w.spell(words, "upper_snake")
             text = placeholder.format(name=name)
             other = d.pick(("staging", "local", "dev", "fallback", "default"))
-            entries.append(b.entry(form, (v.placeholder(text, "ref"), False), key=b.claim((other, *secret_words), case)))
+            entries.append(b.entry(form, (v.placeholder(text, "ref"), False), key=b.claim((other, *words), case)))
     return entries
 
 
