@@ -1,16 +1,20 @@
-"""The command-line tool: show a task, score a reply, run the baseline ladder, export a split.
+"""The command-line tool: evaluate, report, show a task, score a reply, run the ladder, serve.
 
+    redaction-pressure eval [--policy NAME | --model M --base-url URL --api-key-var VAR]
+    redaction-pressure report RUN_DIR [RUN_DIR ...] -o FILE.html
     redaction-pressure show SPLIT INDEX
     redaction-pressure score FILE --split dev [--index N] [--json]
     redaction-pressure baselines --split dev [--policy NAME ...] [--json]
     redaction-pressure export SPLIT --out PATH
+    redaction-pressure serve --policy NAME [--port N]
+    redaction-pressure serve-env [--port N] [--workers N | --elastic --max-workers N]
 
 Results go to stdout, progress and errors to stderr. Exit codes: 0 done; 1 the command
 could not complete (a missing file, the private secret unset, an existing output
 folder); 2 the command line is wrong (unknown option, index outside the split, train
 without --size, exporting private_eval). Every report names the split and its
 commitment, so dev figures are never mistaken for private ones. This module does not
-import verifiers.
+import verifiers (`eval` runs vf-eval as a subprocess; `serve-env` imports it on demand).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from redaction_pressure.api import DEFAULT_HIDDEN, DEFAULT_SHOWN, RedactionTask,
 from redaction_pressure.spans import Record
 
 PROG = "redaction-pressure"
+TASKSET = "redaction-pressure"
 
 
 class UsageError(Exception):
@@ -48,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
-    except (splits.SplitError, OSError, ValueError) as exc:
+    except (splits.SplitError, OSError, ValueError, RuntimeError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -118,6 +123,35 @@ def _parser() -> argparse.ArgumentParser:
     served.add_argument("--scan-workers", type=int, help="scan worker processes per env-server worker (default: the CPUs it may use)")
     served.add_argument("--ready-timeout", type=float, default=300.0, help="seconds to wait for the workers (default 300)")
     served.set_defaults(run=_serve_env)
+
+    evaluate = commands.add_parser(
+        "eval",
+        help="run vf-eval on a split (built-in policy model or a real endpoint) and render its report",
+        description="Run the real vf-eval on the split's tasks and write the run folder plus report.html. "
+        "Without --base-url the model is a prompt-only policy served on 127.0.0.1 by this command "
+        "(no key, no network); with --model/--base-url/--api-key-var it evaluates that endpoint.",
+    )
+    evaluate.add_argument("--policy", default="induction", metavar="NAME",
+                          help="built-in model: one of " + ", ".join(_prompt_policy_names()) + " (default induction)")  # fmt: skip
+    evaluate.add_argument("--model", help="model name sent to --base-url (default: the policy's name)")
+    evaluate.add_argument("--base-url", help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
+    evaluate.add_argument("--api-key-var", help="environment variable holding the endpoint's key")
+    evaluate.add_argument("--split", choices=splits.SPLITS, default="dev")
+    evaluate.add_argument("-n", "--num-tasks", type=int, help="tasks to run (default: all 64 of dev; required for train)")
+    evaluate.add_argument("-c", "--max-concurrent", type=int, help="episodes in flight (vf-eval's -c; default vf-eval's)")
+    evaluate.add_argument("-o", "--output", type=Path, default=Path("runs"), help="folder of runs (default ./runs)")
+    evaluate.set_defaults(run=_eval)
+
+    report = commands.add_parser(
+        "report",
+        help="render vf-eval or vf-replay runs as one self-contained HTML page",
+        description="Read each RUN_DIR's traces.jsonl and write one HTML file: summary with bootstrap "
+        "intervals, charts, and every public task's rules and hidden records marked with what was "
+        "removed. Two or more runs are compared task by task against the first.",
+    )
+    report.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="a vf-eval or vf-replay output folder")
+    report.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.html", help="the HTML file to write")
+    report.set_defaults(run=_report)
     return parser
 
 
@@ -135,25 +169,29 @@ def _prompt_policy_names() -> list[str]:
     return list(PROMPT_POLICIES)
 
 
-def _serve_policy(args: argparse.Namespace, out: Console, err: Console) -> int:
-    import signal
-    import threading
-
-    from redaction_pressure.endpoint import ChatServer, last_user_text
+def _policy_answer(name: str):
+    """A chat endpoint's answer function: the rules prompt-only policy `name` writes."""
+    from redaction_pressure.endpoint import last_user_text
     from redaction_pressure.policies import reply
     from redaction_pressure.policies.prompted import PROMPT_POLICIES
 
-    if args.policy not in PROMPT_POLICIES:
-        raise UsageError(f"unknown policy {args.policy!r}; choose one of {', '.join(PROMPT_POLICIES)}")
-    rules_for = PROMPT_POLICIES[args.policy]
+    if name not in PROMPT_POLICIES:
+        raise UsageError(f"unknown policy {name!r}; choose one of {', '.join(PROMPT_POLICIES)}")
+    rules_for = PROMPT_POLICIES[name]
     try:
         rules_for("")  # fail now, not per request, if the policy cannot run here (the scanner extra)
     except RuntimeError as exc:
         raise ValueError(str(exc)) from None
+    return lambda body: reply(rules_for(last_user_text(body)))
 
-    def answer(body: dict) -> str:
-        return reply(rules_for(last_user_text(body)))
 
+def _serve_policy(args: argparse.Namespace, out: Console, err: Console) -> int:
+    import signal
+    import threading
+
+    from redaction_pressure.endpoint import ChatServer
+
+    answer = _policy_answer(args.policy)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
@@ -176,6 +214,89 @@ def _serve_env(args: argparse.Namespace, out: Console, err: Console) -> int:
         port=args.port, workers=args.workers, elastic=args.elastic, max_workers=args.max_workers,
         taskset=taskset, ready_timeout=args.ready_timeout,
     )  # fmt: skip
+
+
+def _report_modules():
+    try:
+        from redaction_pressure.report import render, runs
+    except ImportError as exc:
+        raise UsageError(
+            f"the report needs the 'report' extra ({exc.name} is missing): "
+            "pip install 'redaction-pressure[report]' or uv sync --extra report"
+        ) from None
+    return render, runs
+
+
+def _report(args: argparse.Namespace, out: Console, err: Console) -> int:
+    render, runs = _report_modules()
+    if args.output.is_dir():
+        raise UsageError(f"{args.output} is a folder; give the HTML file to write")
+    try:
+        found = runs.find_runs(args.runs)
+    except runs.ReportError as exc:
+        raise UsageError(str(exc)) from None
+    render.write(found, args.output)
+    total = sum(len(run.episodes) for run in found)
+    print(f"report of {len(found)} run(s), {total} episode(s): {args.output}")
+    return 0
+
+
+def _eval(args: argparse.Namespace, out: Console, err: Console) -> int:
+    import os
+
+    from redaction_pressure import evaluate
+
+    render, runs = _report_modules()
+    if args.split == "train" and args.num_tasks is None:
+        raise UsageError("train is unbounded: give -n/--num-tasks")
+    tasks = args.num_tasks if args.num_tasks is not None else splits.DEV_SIZE
+    if tasks < 1:
+        raise UsageError("-n/--num-tasks must be at least 1")
+    if args.base_url is None and (args.model or args.api_key_var):
+        raise UsageError("--model and --api-key-var name a real endpoint: give --base-url too")
+    if args.base_url is not None and not (args.model and args.api_key_var):
+        raise UsageError("--base-url needs --model and --api-key-var")
+    env = dict(os.environ)
+    with _model_endpoint(args, env) as endpoint:
+        err.print(f"vf-eval {TASKSET}: {tasks} {args.split} task(s), model {endpoint.model} at {endpoint.base_url}")
+        with Progress(console=err, transient=False) as bar:
+            job = bar.add_task("episodes scored", total=tasks)
+            run_dir = evaluate.run_eval(
+                endpoint, split=args.split, tasks=tasks, output=args.output,
+                concurrency=args.max_concurrent, progress=lambda done, _: bar.update(job, completed=done), env=env,
+            )  # fmt: skip
+    report = render.write(runs.find_runs([run_dir]), run_dir / evaluate.REPORT_FILE)
+    summary = runs.load_run(run_dir / runs.TRACES_FILE)
+    rewards = [episode.reward for episode in summary.episodes]
+    print(f"run folder: {run_dir}")
+    print(f"report: {report}")
+    print(f"{len(rewards)} episode(s), mean reward {sum(rewards) / len(rewards):.3f} on {args.split} "
+          f"(commitment {splits.commitment(args.split)[:16]}...)")  # fmt: skip
+    return 0
+
+
+class _model_endpoint:
+    """The endpoint to evaluate: the given one, or a policy served here for the run's length."""
+
+    def __init__(self, args: argparse.Namespace, env: dict[str, str]) -> None:
+        self.args, self.env, self.server = args, env, None
+
+    def __enter__(self):
+        from redaction_pressure.evaluate import LOCAL_KEY_VAR, Endpoint
+
+        args = self.args
+        if args.base_url is not None:
+            return Endpoint(model=args.model, base_url=args.base_url, api_key_var=args.api_key_var)
+        from redaction_pressure.endpoint import ChatServer
+
+        self.server = ChatServer(_policy_answer(args.policy), port=0, model=args.policy)
+        self.server.__enter__()
+        self.env[LOCAL_KEY_VAR] = "local-endpoint-needs-no-key"
+        return Endpoint(model=args.policy, base_url=self.server.url, api_key_var=LOCAL_KEY_VAR)
+
+    def __exit__(self, *exc) -> None:
+        if self.server is not None:
+            self.server.__exit__(*exc)
 
 
 def _sizes(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,242 @@
+"""What the report says about a run: summaries with bootstrap intervals, and each record's marks.
+
+Summaries are means over a run's episodes. The interval is a percentile bootstrap over
+tasks (10,000 resamples, a fixed seed, so a report is reproducible). A comparison
+pairs two runs by task id and bootstraps the mean of the per-task differences.
+
+Marks show what a public episode's rules removed from each hidden record. The task is
+rebuilt from its (split, index, sizes) and checked against the prompt the trace holds;
+the rules run again in the scan pool (they are untrusted input), and the rubric's own
+`grade` counts the result, so the marks and the trace's metrics can be compared. An
+invalid episode removes nothing, as in scoring. A private_eval episode is never
+rebuilt: the report shows its scores, error codes and kinds, never text.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from redaction_pressure.api import load_task
+from redaction_pressure.report.runs import Episode, Run
+from redaction_pressure.rubric import grade
+from redaction_pressure.rules import Rule, parse_reply
+from redaction_pressure.spans import Record
+
+BOOTSTRAP_RESAMPLES = 10_000
+BOOTSTRAP_SEED = 20_261_130
+CHECKED_METRICS = ("secrets_removed", "decoys_touched", "chars_removed", "secrets_total", "decoys_total")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean and its 95% bootstrap interval."""
+
+    mean: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One run's headline figures."""
+
+    tasks: int
+    reward: Interval
+    recall: float
+    precision: float
+    clean_gate: float
+    validity: float
+    error_codes: dict[str, int]
+    failures: dict[str, int]
+    recall_by_kind: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A stretch of record text: plain, or one secret or decoy span, with removed parts."""
+
+    parts: tuple[tuple[str, bool], ...]
+    """(text, removed) runs, in order."""
+    role: str = ""
+    """"" for other text, else `secret` or `decoy`."""
+    status: str = ""
+    """secret: removed, partial or missed; decoy: touched or intact."""
+    kind: str = ""
+
+
+@dataclass(frozen=True)
+class MarkedRecord:
+    number: int
+    family: str
+    pieces: tuple[Piece, ...]
+
+
+@dataclass(frozen=True)
+class Marks:
+    """A public episode's records with what was removed, or why they cannot be shown."""
+
+    records: tuple[MarkedRecord, ...] = ()
+    rules: tuple[Rule, ...] = ()
+    counts: dict[str, float] = field(default_factory=dict)
+    """The rubric's counts for these marks (compare with the trace's metrics)."""
+    mismatched: tuple[str, ...] = ()
+    """Metric names whose count here differs from the trace's."""
+    problem: str = ""
+    """Why the records are not shown (the task no longer rebuilds as the model saw it)."""
+
+
+def bootstrap(values: list[float]) -> Interval:
+    """The mean of `values` with a 95% percentile bootstrap interval."""
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        return Interval(0.0, 0.0, 0.0)
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    means = data[rng.integers(0, data.size, size=(BOOTSTRAP_RESAMPLES, data.size))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return Interval(float(data.mean()), float(low), float(high))
+
+
+def summarise(run: Run) -> Summary:
+    episodes = run.episodes
+    count = len(episodes)
+    codes = Counter(error.get("code", "unknown") for episode in episodes for error in episode.errors)
+    failures = Counter(failure for episode in episodes for failure in episode.failures)
+    kinds: dict[str, list[float]] = {}
+    for episode in episodes:
+        for name, value in episode.metrics.items():
+            if name.startswith("recall_"):
+                kinds.setdefault(name.removeprefix("recall_"), []).append(value)
+
+    def mean(values) -> float:
+        values = list(values)
+        return sum(values) / len(values) if values else 0.0
+
+    return Summary(
+        tasks=count,
+        reward=bootstrap([episode.reward for episode in episodes]),
+        recall=mean(episode.components.get("recall", 0.0) for episode in episodes),
+        precision=mean(episode.components.get("precision", 0.0) for episode in episodes),
+        clean_gate=mean(episode.components.get("clean_gate", 0.0) for episode in episodes),
+        validity=mean(episode.metric("validity") for episode in episodes),
+        error_codes=dict(sorted(codes.items())),
+        failures=dict(sorted(failures.items())),
+        recall_by_kind={kind: mean(values) for kind, values in sorted(kinds.items())},
+    )
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Run B against run A on the tasks both ran."""
+
+    baseline: str
+    other: str
+    tasks: int
+    mean: Interval
+    """Mean of reward(B) − reward(A) per task, with its paired bootstrap interval."""
+    per_task: tuple[tuple[str, float, float], ...]
+    """(task id, reward A, reward B), largest change first."""
+    comparable: bool
+    """False when the runs' splits or commitments differ."""
+
+
+def compare(baseline: Run, other: Run) -> Difference:
+    a = {episode.task_id: episode for episode in baseline.episodes}
+    b = {episode.task_id: episode for episode in other.episodes}
+    common = [task for task in a if task in b]
+    rows = sorted(
+        ((task, a[task].reward, b[task].reward) for task in common), key=lambda row: (-abs(row[2] - row[1]), row[0])
+    )
+    same = {
+        key: (baseline.identity.get(key), other.identity.get(key)) for key in ("split", "split_commitment")
+    }
+    return Difference(
+        baseline=baseline.label,
+        other=other.label,
+        tasks=len(common),
+        mean=bootstrap([b[task].reward - a[task].reward for task in common]),
+        per_task=tuple(rows),
+        comparable=all(left == right and left not in (None, "(varies)") for left, right in same.values()),
+    )
+
+
+def mark(episode: Episode, scanner) -> Marks:
+    """The hidden records of a public episode, marked with what its rules removed.
+
+    `scanner(rules, texts)` returns a `ScanResult` (the scan pool's `scan`).
+    """
+    if episode.private:
+        raise ValueError("private_eval episodes are never rebuilt for a report")
+    try:
+        task = load_task(episode.split, episode.index, shown=episode.shown, hidden=episode.hidden)
+    except ValueError as exc:
+        return Marks(problem=f"the task cannot be rebuilt here: {exc}")
+    if task.prompt.user != episode.prompt:
+        return Marks(
+            problem="this package builds a different task from the trace's split and index "
+            f"(the trace has corpus version {episode.identity.get('corpus_version', '?')}); "
+            "its records are not shown"
+        )
+    answer = parse_reply(episode.reply or "")
+    valid = episode.metric("validity") == 1.0 and not answer.errors
+    hidden = task.hidden
+    if valid:
+        result = scanner(answer.rules, [record.text for record in hidden])
+        valid = not result.errors
+        removed = result.removed if valid else [() for _ in hidden]
+    else:
+        removed = [() for _ in hidden]
+    graded = grade(hidden, removed, valid)
+    counts = {name: graded.metrics[name] for name in CHECKED_METRICS}
+    mismatched = tuple(
+        name for name in CHECKED_METRICS if name in episode.metrics and episode.metrics[name] != counts[name]
+    )
+    records = tuple(
+        MarkedRecord(number=episode.shown + offset + 1, family=record.family, pieces=_pieces(record, runs))
+        for offset, (record, runs) in enumerate(zip(hidden, removed, strict=True))
+    )
+    return Marks(records=records, rules=answer.rules, counts=counts, mismatched=mismatched)
+
+
+def _pieces(record: Record, runs) -> tuple[Piece, ...]:
+    """Cut a record into plain stretches and labelled spans, each split at removal edges."""
+    text = record.text
+    spans = sorted(
+        [("secret", span) for span in record.secrets] + [("decoy", span) for span in record.decoys],
+        key=lambda item: item[1].start,
+    )
+    pieces: list[Piece] = []
+    position = 0
+    for role, span in spans:
+        if position < span.start:
+            pieces.append(Piece(parts=_parts(text, position, span.start, runs)))
+        parts = _parts(text, span.start, span.end, runs)
+        gone = sum(len(part) for part, removed in parts if removed)
+        if role == "secret":
+            status = "removed" if gone == len(span) else "partial" if gone else "missed"
+        else:
+            status = "touched" if gone else "intact"
+        pieces.append(Piece(parts=parts, role=role, status=status, kind=span.kind))
+        position = span.end
+    if position < len(text):
+        pieces.append(Piece(parts=_parts(text, position, len(text), runs)))
+    return tuple(pieces)
+
+
+def _parts(text: str, start: int, end: int, runs) -> tuple[tuple[str, bool], ...]:
+    """text[start:end] as alternating (text, removed) runs."""
+    parts: list[tuple[str, bool]] = []
+    position = start
+    for begin, finish in runs:
+        if finish <= position or begin >= end:
+            continue
+        begin, finish = max(begin, position), min(finish, end)
+        if position < begin:
+            parts.append((text[position:begin], False))
+        parts.append((text[begin:finish], True))
+        position = finish
+    if position < end:
+        parts.append((text[position:end], False))
+    return tuple(parts)

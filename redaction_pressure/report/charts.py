@@ -1,0 +1,99 @@
+"""The report's charts, drawn by matplotlib offline and returned as inline SVG text.
+
+Figures are built without pyplot (no global state, no display) and saved with text as
+SVG text and a fixed hash salt and no date, so the same runs give the same bytes.
+"""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+from matplotlib.figure import Figure
+
+from redaction_pressure.report.analysis import Summary
+from redaction_pressure.report.runs import Run
+
+COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f")
+_RC = {"svg.fonttype": "none", "svg.hashsalt": "redaction-pressure-report", "font.size": 9}
+
+
+def colour(position: int) -> str:
+    return COLOURS[position % len(COLOURS)]
+
+
+def reward_distribution(runs: list[Run]) -> str:
+    """A histogram of per-task rewards, one outline per run."""
+    figure, axes = _figure(6.0, 2.8)
+    bins = [step / 20 for step in range(21)]
+    for position, run in enumerate(runs):
+        rewards = [episode.reward for episode in run.episodes]
+        axes.hist(rewards, bins=bins, histtype="step" if len(runs) > 1 else "bar", linewidth=1.6,
+                  color=colour(position), label=_text(run.label), alpha=1.0 if len(runs) > 1 else 0.85)  # fmt: skip
+    axes.set_xlim(0, 1)
+    axes.set_xlabel("reward")
+    axes.set_ylabel("tasks")
+    axes.set_title("Reward per task")
+    _legend(axes, runs)
+    return _svg(figure)
+
+
+def recall_by_kind(runs: list[Run], summaries: list[Summary]) -> str:
+    """Mean per-task recall of each secret kind, one bar per run."""
+    kinds = sorted({kind for summary in summaries for kind in summary.recall_by_kind})
+    height = max(2.2, 0.32 * len(kinds) * max(1, len(runs)) + 1.0)
+    figure, axes = _figure(6.0, height)
+    width = 0.8 / max(1, len(runs))
+    for position, (run, summary) in enumerate(zip(runs, summaries, strict=True)):
+        ys = [row + position * width for row in range(len(kinds))]
+        axes.barh(ys, [summary.recall_by_kind.get(kind, 0.0) for kind in kinds], height=width,
+                  color=colour(position), label=_text(run.label))  # fmt: skip
+    axes.set_yticks([row + 0.4 - width / 2 for row in range(len(kinds))], [_text(kind) for kind in kinds])
+    axes.invert_yaxis()
+    axes.set_xlim(0, 1)
+    axes.set_xlabel("recall (mean over tasks with the kind)")
+    axes.set_title("Recall per secret kind")
+    _legend(axes, runs)
+    return _svg(figure)
+
+
+def precision_against_recall(runs: list[Run]) -> str:
+    """One point per task: recall across, precision up."""
+    figure, axes = _figure(4.6, 4.0)
+    for position, run in enumerate(runs):
+        axes.scatter([episode.components.get("recall", 0.0) for episode in run.episodes],
+                     [episode.components.get("precision", 0.0) for episode in run.episodes],
+                     s=18, alpha=0.7, color=colour(position), label=_text(run.label))  # fmt: skip
+    axes.set_xlim(-0.03, 1.03)
+    axes.set_ylim(-0.03, 1.03)
+    axes.set_xlabel("recall")
+    axes.set_ylabel("precision")
+    axes.set_title("Precision against recall, per task")
+    _legend(axes, runs)
+    return _svg(figure)
+
+
+def _figure(width: float, height: float):
+    with matplotlib.rc_context(_RC):
+        figure = Figure(figsize=(width, height), layout="constrained")
+        axes = figure.add_subplot()
+        axes.grid(alpha=0.3)
+    return figure, axes
+
+
+def _legend(axes, runs: list[Run]) -> None:
+    if len(runs) > 1:
+        axes.legend(fontsize=8, loc="best")
+
+
+def _svg(figure: Figure) -> str:
+    buffer = io.StringIO()
+    with matplotlib.rc_context(_RC):
+        figure.savefig(buffer, format="svg", metadata={"Date": None})
+    text = buffer.getvalue()
+    return text[text.index("<svg") :]
+
+
+def _text(label: str) -> str:
+    # Labels are folder and kind names: keep matplotlib from reading `$...$` as mathtext.
+    return label.replace("$", r"\$")

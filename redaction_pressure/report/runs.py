@@ -1,0 +1,190 @@
+"""Read vf-eval and vf-replay output: the episodes of one run, as the report needs them.
+
+A run is one `traces.jsonl` (vf-eval writes it under `OUT/<taskset>--<model>--...`,
+vf-replay straight under its `-o` folder). Every line is an episode holding traces; each
+redaction-pressure trace becomes one `Episode` with what the trace itself says: the task
+data (split, index, sizes, prompt), the model's reply, rewards, metrics and the
+identity block scoring wrote. Nothing here rebuilds a task or reads the private secret.
+
+A file that is not such output fails with `ReportError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+TASKSET_ID = "redaction-pressure"
+TRACES_FILE = "traces.jsonl"
+
+
+class ReportError(ValueError):
+    """Input the report cannot read: a missing folder, a foreign or broken traces file."""
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One scored trace of a run."""
+
+    task_id: str
+    split: str
+    index: int
+    shown: int
+    hidden: int
+    prompt: str
+    """The user prompt the model saw (the shown records)."""
+    reply: str | None
+    """The model's last answer, or None when it never answered."""
+    reward: float
+    components: dict[str, float]
+    metrics: dict[str, float]
+    errors: tuple[dict, ...]
+    """The redaction errors scoring recorded (code, rule, record, detail)."""
+    failures: tuple[str, ...]
+    """Errors of the episode itself (timeouts, crashes) as verifiers recorded them."""
+    identity: dict[str, str]
+    started: float | None
+
+    @property
+    def private(self) -> bool:
+        return self.split == "private_eval"
+
+    def metric(self, name: str) -> float:
+        return self.metrics.get(name, 0.0)
+
+
+@dataclass(frozen=True)
+class Run:
+    """The episodes of one traces file, in task order."""
+
+    path: Path
+    label: str
+    model: str
+    episodes: tuple[Episode, ...]
+
+    @property
+    def splits(self) -> tuple[str, ...]:
+        return tuple(sorted({episode.split for episode in self.episodes}))
+
+    @property
+    def private(self) -> bool:
+        return any(episode.private for episode in self.episodes)
+
+    @property
+    def identity(self) -> dict[str, str]:
+        """The identity block shared by every episode (fields that differ read `(varies)`)."""
+        keys = dict.fromkeys(key for episode in self.episodes for key in episode.identity)
+        block = {}
+        for key in keys:
+            values = {episode.identity.get(key, "") for episode in self.episodes}
+            block[key] = values.pop() if len(values) == 1 else "(varies)"
+        return block
+
+    @property
+    def date(self) -> str:
+        starts = [episode.started for episode in self.episodes if episode.started]
+        if not starts:
+            return "unknown"
+        return datetime.fromtimestamp(min(starts), UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def find_runs(paths: list[Path]) -> list[Run]:
+    """Every run under the given folders (or traces files), in the order given."""
+    runs: list[Run] = []
+    for path in paths:
+        if path.is_file():
+            files = [path]
+        elif path.is_dir():
+            files = sorted(path.rglob(TRACES_FILE))
+            if not files:
+                raise ReportError(f"{path}: no {TRACES_FILE} in this folder (is it a vf-eval or vf-replay output?)")
+        else:
+            raise ReportError(f"{path}: no such file or folder")
+        runs.extend(load_run(file) for file in files)
+    labels: dict[str, int] = {}
+    named = []
+    for run in runs:
+        seen = labels[run.label] = labels.get(run.label, 0) + 1
+        named.append(run if seen == 1 else Run(run.path, f"{run.label} ({seen})", run.model, run.episodes))
+    return named
+
+
+def load_run(path: Path) -> Run:
+    """The run saved in one traces file."""
+    episodes: list[Episode] = []
+    models: set[str] = set()
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"{path}: cannot read it ({exc})") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            saved = json.loads(line)
+            traces = saved["traces"]
+        except (ValueError, KeyError, TypeError):
+            raise ReportError(f"{path}, line {number}: not a saved episode (no JSON object with traces)") from None
+        for trace in traces:
+            episode, model = _episode(trace, f"{path}, line {number}")
+            episodes.append(episode)
+            models.add(model)
+    if not episodes:
+        raise ReportError(f"{path}: holds no episodes")
+    episodes.sort(key=lambda episode: (episode.split, episode.index))
+    label = path.parent.name if path.parent.name not in ("", ".") else path.name
+    return Run(path=path, label=label, model=", ".join(sorted(models)) or "unknown", episodes=tuple(episodes))
+
+
+def _episode(trace: dict, where: str) -> tuple[Episode, str]:
+    try:
+        task = trace["task"]
+        data = task["data"]
+        if task.get("type") != "RedactionPressureTask":
+            raise ReportError(f"{where}: a {task.get('type')!r} trace; the report reads {TASKSET_ID} runs")
+        rewards = trace.get("rewards") or {}
+        components = {name: float(value["score"]) for name, value in rewards.items()}
+        reward = sum(float(value["score"]) * float(value["weight"]) for value in rewards.values())
+        info = trace.get("info") or {}
+        episode = Episode(
+            task_id=str(data.get("id") or f"{data['split']}-{data['index']:05d}"),
+            split=str(data["split"]),
+            index=int(data["index"]),
+            shown=int(data["shown_count"]),
+            hidden=int(data["hidden_count"]),
+            prompt=str(data.get("prompt") or ""),
+            reply=_reply(trace.get("nodes") or []),
+            reward=reward,
+            components=components,
+            metrics={name: float(value) for name, value in (trace.get("metrics") or {}).items()},
+            errors=tuple(info.get("redaction_errors") or ()),
+            failures=tuple(_failure(error) for error in trace.get("errors") or ()),
+            identity={k: str(v) for k, v in (info.get("environment") or data.get("environment") or {}).items()},
+            started=(trace.get("timing") or {}).get("start"),
+        )
+        model = ((trace.get("agent") or {}).get("config") or {}).get("model") or "unknown"
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, ReportError):
+            raise
+        raise ReportError(f"{where}: a trace without the expected fields ({exc!r})") from None
+    return episode, str(model)
+
+
+def _reply(nodes: list[dict]) -> str | None:
+    for node in reversed(nodes):
+        message = node.get("message") or {}
+        if message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+        return content if isinstance(content, str) else None
+    return None
+
+
+def _failure(error) -> str:
+    if isinstance(error, dict):
+        return str(error.get("type") or error.get("code") or error.get("message") or "error")
+    return str(error)
