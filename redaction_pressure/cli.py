@@ -266,12 +266,12 @@ def _eval(args: argparse.Namespace, out: Console, err: Console) -> int:
                 concurrency=args.max_concurrent, progress=lambda done, _: bar.update(job, completed=done), env=env,
             )  # fmt: skip
     report = render.write(runs.find_runs([run_dir]), run_dir / evaluate.REPORT_FILE)
-    summary = runs.load_run(run_dir / runs.TRACES_FILE)
-    rewards = [episode.reward for episode in summary.episodes]
+    run = runs.load_run(run_dir / runs.TRACES_FILE)
+    rewards = [episode.reward for episode in run.episodes]
     print(f"run folder: {run_dir}")
     print(f"report: {report}")
     print(f"{len(rewards)} episode(s), mean reward {sum(rewards) / len(rewards):.3f} on {args.split} "
-          f"(commitment {splits.commitment(args.split)[:16]}...)")  # fmt: skip
+          f"(commitment {run.identity.get('split_commitment', 'unknown')})")  # fmt: skip
     return 0
 
 

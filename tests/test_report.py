@@ -1,0 +1,341 @@
+"""The run report and the eval command: real vf-eval runs, rendered, opened in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+from cases import PRIVATE_ENV, TEST_SECRET, private_secret
+from standin import StandInModel
+
+from redaction_pressure import policies
+from redaction_pressure.api import load_task
+from redaction_pressure.policies.prompted import PROMPT_POLICIES
+from redaction_pressure.report import analysis, runs
+from redaction_pressure.rules import Rule
+from redaction_pressure.spans import Record, Span
+from redaction_pressure.splits import seed_for
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+XSS = "</script><script>alert(1)</script>"
+DEV_TASKS = 5
+
+
+def scripted_reply(index: int, task) -> str:
+    """Task i of the dev run: oracle, XSS + long tokens, first characters, delete everything, malformed."""
+    if index == 0:
+        return policies.reply(policies.oracle_rules(task.hidden))
+    if index == 1:
+        return policies.reply([Rule(XSS, "[REDACTED]"), *PROMPT_POLICIES["long_tokens"](task.prompt.user)])
+    if index == 2:
+        return policies.reply(policies.first_character_rules(task.hidden))
+    if index == 3:
+        return policies.reply(PROMPT_POLICIES["delete_everything"](task.prompt.user))
+    return '{"rules": [{"pattern": "' + XSS + '", "replacement": "[REDACTED]"},]}'
+
+
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not found:
+        raise AssertionError("headless Chromium is required (Debian: apt-get install chromium); .ci/run installs it")
+    return found
+
+
+def traces(run_dir: Path) -> list[dict]:
+    path = run_dir / "traces.jsonl"
+    return [trace for line in path.read_text().splitlines() if line.strip() for trace in json.loads(line)["traces"]]
+
+
+class TestMarks(unittest.TestCase):
+    def test_each_span_gets_the_status_of_what_was_removed(self):
+        """Secrets read removed, partial or missed and decoys touched or intact, cut at removal edges."""
+        text = "a=SECRET1 b=SECRET2 c=SECRET3 d=DECOY1 e=DECOY2 tail"
+        record = Record(
+            text=text,
+            secrets=(Span(start=2, end=9, kind="k"), Span(start=12, end=19, kind="k"), Span(start=22, end=29, kind="k")),
+            decoys=(Span(start=32, end=38, kind="d"), Span(start=41, end=47, kind="d")),
+            family="f",
+        )
+        runs_ = ((2, 9), (12, 15), (32, 33), (48, 52))
+        pieces = analysis._pieces(record, runs_)
+        labelled = [(piece.role, piece.status) for piece in pieces if piece.role]
+        self.assertEqual(
+            labelled,
+            [("secret", "removed"), ("secret", "partial"), ("secret", "missed"), ("decoy", "touched"), ("decoy", "intact")],
+        )
+        self.assertEqual("".join(text for piece in pieces for text, _ in piece.parts), text)
+        removed = "".join(text for piece in pieces for text, gone in piece.parts if gone)
+        self.assertEqual(removed, "SECRET1" + "SEC" + "D" + "tail")
+
+    def test_bootstrap_interval_holds_the_mean_and_is_reproducible(self):
+        """The 95% interval brackets the mean, is the same on every call, and is a point for constant data."""
+        values = [0.0, 0.5, 1.0, 1.0, 0.25, 0.75]
+        first, second = analysis.bootstrap(values), analysis.bootstrap(values)
+        self.assertEqual(first, second)
+        self.assertLess(first.low, first.mean)
+        self.assertLess(first.mean, first.high)
+        self.assertEqual(analysis.bootstrap([0.4] * 5), analysis.Interval(0.4, 0.4, 0.4))
+
+
+class TestReadingRuns(unittest.TestCase):
+    def test_bad_inputs_name_what_is_wrong(self):
+        """A missing folder, a folder without traces and a file that is not a trace each say so by name."""
+        with tempfile.TemporaryDirectory() as folder:
+            base = Path(folder)
+            (base / "empty").mkdir()
+            (base / "bad").mkdir()
+            (base / "bad" / "traces.jsonl").write_text("not json\n")
+            cases = {
+                base / "missing": "no such file or folder",
+                base / "empty": "no traces.jsonl",
+                base / "bad": "line 1: not a saved episode",
+            }
+            for path, message in cases.items():
+                with self.subTest(path=path.name), self.assertRaises(runs.ReportError) as caught:
+                    runs.find_runs([path])
+                self.assertIn(str(path), str(caught.exception))
+                self.assertIn(message, str(caught.exception))
+
+    def test_report_command_refuses_a_folder_without_runs(self):
+        """`redaction-pressure report` exits 2 and names the folder when it holds no run."""
+        with tempfile.TemporaryDirectory() as folder:
+            result = subprocess.run(
+                [str(BIN / "redaction-pressure"), "report", folder, "-o", str(Path(folder) / "r.html")],
+                capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120,
+            )  # fmt: skip
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn(folder, result.stderr)
+        self.assertIn("no traces.jsonl", result.stderr)
+
+
+class TestReportOfRealRuns(unittest.TestCase):
+    """vf-eval (through `redaction-pressure eval --base-url`) against a stand-in model, then the report."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.browser_path = chromium()
+        replies = {}
+        for index in range(DEV_TASKS):
+            task = load_task("dev", index)
+            replies[task.prompt.user] = scripted_reply(index, task)
+        with private_secret(TEST_SECRET):
+            cls.private = load_task("private_eval", 0)
+            cls.private_seed = seed_for("private_eval", 0)
+        replies[cls.private.prompt.user] = policies.reply(policies.oracle_rules(cls.private.hidden))
+        cls.model = StandInModel(replies)
+        cls.home = Path(tempfile.mkdtemp(prefix="rp-report-"))
+        cls.dev_run = cls.evaluate("dev", DEV_TASKS, cls.home / "dev")
+        cls.private_run = cls.evaluate("private_eval", 1, cls.home / "private", **{PRIVATE_ENV: TEST_SECRET})
+        cls.replay = cls.home / "replay"
+        cls.tool(["vf-replay", str(cls.dev_run), "-o", str(cls.replay), "--no-rich"])
+        cls.dev_report = cls.home / "dev.html"
+        cls.tool(["redaction-pressure", "report", str(cls.dev_run), "-o", str(cls.dev_report)])
+        cls.private_report = cls.home / "private.html"
+        cls.tool(["redaction-pressure", "report", str(cls.private_run), "-o", str(cls.private_report)])
+        cls.compared = cls.home / "compared.html"
+        cls.tool(["redaction-pressure", "report", str(cls.dev_run), str(cls.replay), "-o", str(cls.compared)])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.model.close()
+        shutil.rmtree(cls.home, ignore_errors=True)
+
+    @classmethod
+    def environment(cls, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k != PRIVATE_ENV}
+        env.setdefault("UV_CACHE_DIR", str(Path.home() / ".cache" / "uv"))
+        env.update(HOME=str(cls.home), UV_PYTHON_DOWNLOADS="never", STANDIN_KEY="not-a-real-key", **extra)
+        return env
+
+    @classmethod
+    def tool(cls, args: list[str], **extra: str) -> subprocess.CompletedProcess:
+        result = subprocess.run(
+            [str(BIN / args[0]), *args[1:]], env=cls.environment(**extra), cwd=ROOT, capture_output=True,
+            text=True, stdin=subprocess.DEVNULL, timeout=900,
+        )  # fmt: skip
+        if result.returncode != 0:
+            raise AssertionError(f"{args[0]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+        return result
+
+    @classmethod
+    def evaluate(cls, split: str, count: int, out: Path, **extra: str) -> Path:
+        result = cls.tool(
+            ["redaction-pressure", "eval", "--model", "standin", "--base-url", cls.model.url,
+             "--api-key-var", "STANDIN_KEY", "--split", split, "-n", str(count), "-o", str(out)],
+            **extra,
+        )  # fmt: skip
+        (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
+        assert f"run folder: {run_dir}" in result.stdout, result.stdout
+        assert (run_dir / "report.html").is_file()
+        return run_dir
+
+    def open_page(self, path: Path, anchor: str = ""):
+        """Load a report in headless Chromium; returns (playwright, browser, page, problems)."""
+        from playwright.sync_api import sync_playwright
+
+        manager = sync_playwright()
+        playwright = manager.start()
+        browser = playwright.chromium.launch(executable_path=self.browser_path, args=["--no-sandbox"])
+        self.addCleanup(manager.__exit__, None, None, None)
+        self.addCleanup(browser.close)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        problems: list[str] = []
+        page.on("console", lambda message: problems.append(f"console {message.type}: {message.text}")
+                if message.type in ("error", "warning") else None)  # fmt: skip
+        page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+        page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+        page.goto(path.resolve().as_uri() + anchor)
+        page.wait_for_load_state("load")
+        return page, problems
+
+    def test_marked_counts_match_the_traces_metrics(self):
+        """Each task's highlighted removed secrets and touched decoys equal the trace's secrets_removed and decoys_touched."""
+        page, problems = self.open_page(self.dev_report)
+        scored = traces(self.dev_run)
+        self.assertEqual(len(scored), DEV_TASKS)
+        seen = set()
+        for trace in scored:
+            task_id = trace["task"]["data"]["id"]
+            metrics = trace["metrics"]
+            section = page.locator(f"section.task[data-task='{task_id}'][data-run='1']")
+            with self.subTest(task=task_id):
+                self.assertEqual(section.count(), 1)
+                self.assertEqual(section.locator(".secret.removed").count(), metrics["secrets_removed"])
+                self.assertEqual(section.locator(".decoy.touched").count(), metrics["decoys_touched"])
+                self.assertEqual(int(section.locator(".count-secrets-removed").inner_text()), metrics["secrets_removed"])
+                self.assertEqual(int(section.locator(".count-decoys-touched").inner_text()), metrics["decoys_touched"])
+                self.assertEqual(
+                    section.locator(".secret").count(), metrics["secrets_total"], "every hidden secret is drawn"
+                )
+                seen.update(
+                    f"{role}.{status}"
+                    for role, status in [("secret", "removed"), ("secret", "partial"), ("secret", "missed"),
+                                         ("decoy", "touched"), ("decoy", "intact")]  # fmt: skip
+                    if section.locator(f".{role}.{status}").count()
+                )
+        # The scripted policies between them produce every case the legend names.
+        self.assertEqual(seen, {"secret.removed", "secret.partial", "secret.missed", "decoy.touched", "decoy.intact"})
+        self.assertGreater(page.locator("pre.record del.other").count(), 0, "delete-everything removes other text")
+        self.assertEqual(page.locator(".legend .secret.missed, .legend .decoy.touched, .legend del.other").count(), 3)
+        self.assertEqual(problems, [])
+
+    def test_summary_shows_the_runs_figures(self):
+        """The summary's mean reward, task count and error codes are the traces' own."""
+        page, problems = self.open_page(self.dev_report)
+        scored = traces(self.dev_run)
+        mean = sum(sum(r["score"] * r["weight"] for r in t["rewards"].values()) for t in scored) / len(scored)
+        self.assertTrue(page.locator("[data-metric=reward]").inner_text().startswith(f"{mean:.3f} ["))
+        body = page.locator("body").inner_text()
+        self.assertIn("malformed_json × 1", body)
+        self.assertIn("Public split (dev)", body)
+        commitment = scored[0]["info"]["environment"]["split_commitment"]
+        self.assertIn(commitment, body)
+        self.assertEqual(page.locator("svg").count(), 3, "three inline charts")
+        self.assertEqual(problems, [])
+
+    def test_hostile_rule_text_is_shown_inert(self):
+        """A rule holding </script><script>alert(1)</script> is displayed as text and never runs."""
+        page, problems = self.open_page(self.dev_report)
+        patterns = page.locator("code.pattern").all_inner_texts()
+        self.assertTrue(any(pattern == XSS for pattern in patterns), "the rule is listed verbatim")
+        self.assertIn(XSS, page.locator("pre.reply").inner_text(), "the invalid reply is shown as text too")
+        self.assertEqual(page.evaluate("document.scripts.length"), 1, "only the report's own script")
+        self.assertEqual(problems, [], "no dialog, no console error")
+
+    def test_task_table_sorts_by_a_clicked_column(self):
+        """Clicking the reward header orders the task table by reward, and again reverses it."""
+        page, problems = self.open_page(self.dev_report)
+        table = page.locator("#tasks-run1")
+        header = table.locator("th", has_text="reward")
+        column = "Array.from(document.querySelectorAll('#tasks-run1 tbody tr')).map(r => parseFloat(r.cells[1].textContent))"
+        header.click()
+        ascending = page.evaluate(column)
+        self.assertEqual(ascending, sorted(ascending))
+        header.click()
+        self.assertEqual(page.evaluate(column), sorted(ascending, reverse=True))
+        self.assertEqual(problems, [])
+
+    def test_task_page_screenshot_is_not_blank(self):
+        """A screenshot at a task's anchor shows coloured marks, not an empty page."""
+        from PIL import Image
+
+        page, problems = self.open_page(self.dev_report, "#run1-dev-00001")
+        shot = self.home / "task.png"
+        page.screenshot(path=str(shot))
+        with Image.open(shot) as image:
+            colours = image.convert("RGB").getcolors(maxcolors=1_000_000)
+        self.assertIsNotNone(colours)
+        self.assertGreater(len(colours), 50)
+        self.assertLess(max(count for count, _ in colours) / sum(count for count, _ in colours), 0.95)
+        self.assertEqual(problems, [])
+
+    def test_two_runs_are_compared_task_by_task(self):
+        """A vf-eval run and its vf-replay side by side: equal means and a zero change on every task."""
+        page, problems = self.open_page(self.compared)
+        self.assertEqual(page.locator("[data-metric=reward]").count(), 2)
+        first, second = page.locator("[data-metric=reward]").all_inner_texts()
+        self.assertEqual(first, second)
+        rows = page.locator("table.comparison tbody tr")
+        self.assertEqual(rows.count(), DEV_TASKS)
+        self.assertEqual(set(page.locator("table.comparison tbody td:nth-child(4)").all_inner_texts()), {"+0.000"})
+        self.assertEqual(problems, [])
+
+    def test_private_report_holds_no_hidden_text_and_no_secret(self):
+        """A private_eval report shows scores and kinds only: no record, rule, seed or secret."""
+        html = self.private_report.read_text(encoding="utf-8")
+        forbidden = [TEST_SECRET, str(self.private_seed)]
+        forbidden += [record.value(span) for record in self.private.hidden for span in record.secrets + record.decoys]
+        forbidden += [record.text[:60] for record in self.private.hidden]
+        forbidden += [line for line in self.private.prompt.user.splitlines() if len(line) > 30]
+        for text in forbidden:
+            self.assertNotIn(text, html)
+        page, problems = self.open_page(self.private_report)
+        self.assertEqual(page.locator("pre.record, code.pattern, section.task").count(), 0)
+        self.assertIn("private_eval", page.locator("body").inner_text())
+        self.assertIn("recall by kind", page.locator("#tasks-run1 thead").inner_text())
+        self.assertEqual(problems, [])
+        self.assertNotIn(TEST_SECRET, (self.private_run / "report.html").read_text(encoding="utf-8"))
+
+
+class TestEvalCommand(unittest.TestCase):
+    def test_eval_runs_a_builtin_policy_with_no_model_and_no_key(self):
+        """`redaction-pressure eval --policy prefix -n 2` runs vf-eval, shows progress and writes run folder and report."""
+        with tempfile.TemporaryDirectory() as folder:
+            env = {k: v for k, v in os.environ.items() if k != PRIVATE_ENV and "API_KEY" not in k}
+            env.setdefault("UV_CACHE_DIR", str(Path.home() / ".cache" / "uv"))
+            env.update(HOME=folder, UV_PYTHON_DOWNLOADS="never")
+            out = Path(folder) / "runs"
+            result = subprocess.run(
+                [str(BIN / "redaction-pressure"), "eval", "--policy", "prefix", "-n", "2", "-o", str(out)],
+                env=env, cwd=folder, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=900,
+            )  # fmt: skip
+            self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+            (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
+            self.assertIn("episodes scored", result.stderr)
+            self.assertIn(f"report: {run_dir / 'report.html'}", result.stdout)
+            scored = traces(run_dir)
+            self.assertEqual(len(scored), 2)
+            self.assertEqual({t["agent"]["config"]["model"] for t in scored}, {"prefix"})
+            self.assertTrue(all(t["metrics"]["validity"] == 1.0 for t in scored))
+            self.assertTrue((run_dir / "vf-eval.log").is_file())
+            self.assertIn("dev-00001", (run_dir / "report.html").read_text(encoding="utf-8"))
+
+    def test_eval_rejects_a_half_specified_endpoint(self):
+        """--base-url without --model and --api-key-var is a usage error that names them."""
+        result = subprocess.run(
+            [str(BIN / "redaction-pressure"), "eval", "--base-url", "http://127.0.0.1:9/v1"],
+            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120,
+        )  # fmt: skip
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("--model and --api-key-var", result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
