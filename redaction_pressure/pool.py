@@ -21,7 +21,9 @@ event loop):
   a fresh worker (up to `KILLED_ATTEMPTS` runs when killed by a signal from outside, up to
   `ATTEMPTS` when it crashed or stalled, since a crash may be the rules' own doing);
 - a worker takes episodes only once it is ready (its imports done); replacements start in
-  the background;
+  the background, and a start killed from outside is tried again (for up to
+  `START_TIMEOUT_SECONDS`); a worker that cannot start fails the episode that waits for it
+  with the reason, and its slot starts again for the next one;
 - at most `workers` episodes run at once; further callers wait for a free worker.
 """
 
@@ -35,6 +37,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
 
@@ -179,17 +182,31 @@ class ScanPool:
         worker.stop(kill=True)
         with self._lock:
             self.replaced += 1
+        self._start_one()
+
+    def _start_one(self) -> None:
+        """Start a worker in the background; the idle queue gets it, or a `_Broken` saying why not.
+
+        A start killed from outside (a signal) is tried again for up to `START_TIMEOUT_SECONDS`,
+        however often that happens: on a loaded machine imports are slow and a killer that
+        strikes at random hits starting workers too. A start that fails by itself (a broken
+        install, a memory cap too small) is reported at once.
+        """
 
         def start() -> None:
-            for _ in range(KILLED_ATTEMPTS):
+            deadline = time.monotonic() + START_TIMEOUT_SECONDS
+            pause = 0.05
+            while True:
                 fresh = self._spawn()
-                problem = fresh.wait_ready(START_TIMEOUT_SECONDS)
+                problem = fresh.wait_ready(max(1.0, deadline - time.monotonic()))
                 if not problem:
                     self._idle.put(fresh)
                     return
                 fresh.stop(kill=True)
-                if fresh.process.returncode not in _OUTSIDE_SIGNALS:
-                    break  # it cannot start (a broken install, a memory cap too small): say so
+                if fresh.process.returncode not in _OUTSIDE_SIGNALS or time.monotonic() >= deadline:
+                    break
+                time.sleep(pause)
+                pause = min(2 * pause, 0.2)
             self._idle.put(_Broken(problem))
 
         threading.Thread(target=start, name="scan-worker-start", daemon=True).start()
@@ -236,7 +253,9 @@ class ScanPool:
                 raise RuntimeError("this scan pool is closed")
             worker = self._idle.get()
             if isinstance(worker, _Broken):
-                self._idle.put(worker)
+                # This episode fails, saying why; the slot tries again, so one bad start never
+                # poisons a long-lived pool.
+                self._start_one()
                 raise RuntimeError(worker.detail)
             if worker.process.poll() is None:
                 return worker

@@ -124,5 +124,46 @@ class TestScanPool(unittest.TestCase):
             pool.scan([Rule("a", "")], ["a"])
 
 
+
+class _KillStarts(ScanPool):
+    """A pool whose next `starts_to_kill` worker starts die of `signum` before they are ready."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum, self.starts_to_kill = signum, 0
+        super().__init__(workers=1, memory_mb=256)
+
+    def _spawn(self):
+        worker = super()._spawn()
+        if self.starts_to_kill:
+            self.starts_to_kill -= 1
+            os.kill(worker.process.pid, self.signum)
+        return worker
+
+
+class TestStartingWorkers(unittest.TestCase):
+    def test_a_replacement_killed_many_times_while_starting_still_serves(self):
+        """Twenty starts SIGKILLed in a row (a killer on a loaded machine) delay the episode, never fail it."""
+        pool = _KillStarts(signal.SIGKILL)
+        self.addCleanup(pool.close)
+        (worker,) = list(pool._idle.queue)
+        pool.starts_to_kill = 20
+        os.kill(worker.process.pid, signal.SIGKILL)
+        worker.process.wait()
+        self.assertEqual(pool.scan([Rule("b", "")], ["ab"]).removed, (((1, 2),),))
+        self.assertEqual(pool.starts_to_kill, 0)
+
+    def test_a_worker_that_cannot_start_fails_one_episode_and_the_pool_heals(self):
+        """A start that crashes by itself fails the waiting episode with the reason; the next episode is served."""
+        pool = _KillStarts(signal.SIGSEGV)
+        self.addCleanup(pool.close)
+        (worker,) = list(pool._idle.queue)
+        pool.starts_to_kill = 1
+        os.kill(worker.process.pid, signal.SIGKILL)
+        worker.process.wait()
+        with self.assertRaises(RuntimeError) as caught:
+            pool.scan([Rule("b", "")], ["ab"])
+        self.assertIn("exited while starting", str(caught.exception))
+        self.assertEqual(pool.scan([Rule("b", "")], ["ab"]).removed, (((1, 2),),))
+
 if __name__ == "__main__":
     unittest.main()
