@@ -178,7 +178,7 @@ def main() -> None:
     print()
     worst = sorted((s for s in slots if slots[s][1]), key=lambda s: (-slots[s][1] / slots[s][0], -slots[s][0]))
     if worst:
-        print(f"  most-flagged decoy slots (kind, family/format: flagged of count; first example)")
+        print("  most-flagged decoy slots (kind, family/format: flagged of count; first example)")
         for slot in worst[: args.slots]:
             count, hit = slots[slot]
             print(f"    {slot[0]:<17} {slot[1]:<30} {hit:>4}/{count:<4} {examples[slot]}")

@@ -256,6 +256,8 @@ def _eval(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--model and --api-key-var name a real endpoint: give --base-url too")
     if args.base_url is not None and not (args.model and args.api_key_var):
         raise UsageError("--base-url needs --model and --api-key-var")
+    if args.split == "private_eval":
+        splits.commitment(args.split)  # fail now, by name, when the secret is missing
     env = dict(os.environ)
     with _model_endpoint(args, env) as endpoint:
         err.print(f"vf-eval {TASKSET}: {tasks} {args.split} task(s), model {endpoint.model} at {endpoint.base_url}")

@@ -43,7 +43,7 @@ def write(wr: Writer) -> None:
     image = next((e for e in wr.entries if e.form == "image"), None)
     refs = [e for e in wr.entries if e.form == "secret_ref"]
     image_parts: tuple = (f"ghcr.io/{wr.world.org}/{app}@", wr.fresh(image.slots[0])) if image else (f"ghcr.io/{wr.world.org}/{app}:1.{d.int(0, 30)}.{d.int(0, 9)}",)
-    plain = [(f"LOG_LEVEL", d.pick(("info", "debug"))), ("PORT", str(d.pick((8000, 8080))))]
+    plain = [("LOG_LEVEL", d.pick(("info", "debug"))), ("PORT", str(d.pick((8000, 8080))))]
     if style.startswith("compose"):
         wr.line(f"services:\n  {app}:")
         wr.line("    image: ", *image_parts)
