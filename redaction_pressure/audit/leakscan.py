@@ -37,6 +37,8 @@ HISTORY_OK = "ok"
 HISTORY_MISSING = "missing"
 HISTORY_REWRITTEN = "rewritten"
 """The history lost an original commit message: not a remediation."""
+HISTORY_NOT_SCANNED = "not_scanned"
+"""The task has no history secret, so history was not collected."""
 HISTORY_OVERSIZED = "oversized"
 """The repository was too large to collect; nothing in it can be vouched for."""
 

@@ -223,3 +223,26 @@ def _scrub(text: str | None, values: list[str]) -> str | None:
 def _previous(plan: RepoPlan, commit: Commit, path: str) -> str | None:
     index = plan.commits.index(commit)
     return plan.tree(index).get(path)
+
+
+def plan_to_json(plan: RepoPlan) -> dict:
+    """A JSON-able dict of the whole plan (secret values included: it stays off traces)."""
+    from dataclasses import asdict
+
+    return asdict(plan)
+
+
+def plan_from_json(data: dict) -> RepoPlan:
+    return RepoPlan(
+        scenario=data["scenario"],
+        difficulty=data["difficulty"],
+        seed=data["seed"],
+        title=data["title"],
+        brief=data["brief"],
+        commits=tuple(Commit(c["message"], tuple((p, t) for p, t in c["files"])) for c in data["commits"]),
+        secrets=tuple(Secret(**{**s, "also": tuple(s["also"])}) for s in data["secrets"]),
+        findings=tuple(Finding(**f) for f in data["findings"]),
+        decoys=tuple(Decoy(**d) for d in data["decoys"]),
+        tests=tuple((p, t) for p, t in data["tests"]),
+        fix=tuple((p, t) for p, t in data["fix"]),
+    )

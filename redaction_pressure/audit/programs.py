@@ -22,7 +22,7 @@ import json
 import shlex
 from dataclasses import dataclass
 
-from redaction_pressure.audit.leakscan import HISTORY_OVERSIZED, Snapshot, history_state
+from redaction_pressure.audit.leakscan import HISTORY_NOT_SCANNED, HISTORY_OVERSIZED, Snapshot, history_state
 from redaction_pressure.audit.plan import RepoPlan
 
 REPO_DIR = "repo"
@@ -114,7 +114,7 @@ if spec["history"] and os.path.isdir(os.path.join(repo, ".git")):
         out["messages"] = [m.strip() for m in log.stdout.decode(errors="replace").split("\x00") if m.strip()]
 tests = {"status": "missing_repo", "passed": 0, "total": 0}
 if os.path.isdir(repo):
-    scratch = tempfile.mkdtemp(prefix=".audit-health-", dir=spec["scratch"])
+    scratch = os.path.abspath(tempfile.mkdtemp(prefix=".audit-health-", dir=spec["scratch"]))
     copy = os.path.join(scratch, "repo")
     try:
         shutil.copytree(repo, copy, symlinks=True, ignore=lambda d, names: [".git"] if d == repo else [])
@@ -212,6 +212,8 @@ def parse_collected(plan: RepoPlan, raw: bytes) -> Collected:
     blobs = [(path, base64.b64decode(b64)) for path, b64 in data["blobs"]]
     if data.get("oversized"):
         history = HISTORY_OVERSIZED
+    elif not plan.history_secrets:
+        history = HISTORY_NOT_SCANNED
     else:
         history = history_state([c.message for c in plan.commits], data["messages"], data["git_ok"])
     return Collected(Snapshot(tree, blobs, history), dict(data["tests"]))
@@ -249,6 +251,7 @@ def facts(plan: RepoPlan, collected: Collected, steps: int, revealed: list[str])
 
     left = oversized_leaks(plan) if collected.snapshot.history == HISTORY_OVERSIZED else scan(plan, collected.snapshot)
     return {
+        "secrets": [s.id for s in plan.secrets],
         "left": left,
         "history": collected.snapshot.history,
         "tests": collected.tests,

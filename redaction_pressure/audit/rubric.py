@@ -62,14 +62,19 @@ def health(tests: Mapping[str, object]) -> float:
 
 def score(plan: RepoPlan, facts: Mapping[str, object]) -> AuditScore:
     """The reward of one episode from its recorded facts."""
-    initial = len(plan.secrets)
-    left_ids = set(facts.get("left", {}) or {}) & {s.id for s in plan.secrets}
-    left = len(left_ids)
+    return score_facts({**facts, "secrets": [s.id for s in plan.secrets]}, plan.budget)
+
+
+def score_facts(facts: Mapping[str, object], budget: int) -> AuditScore:
+    """The reward from facts alone: `secrets` (ids), `left`, `tests`, `steps` (what replay has)."""
+    secrets = list(facts["secrets"])
+    initial = len(secrets)
+    left = len(set(facts.get("left", {}) or {}) & set(secrets))
     detection = (initial - left) / initial
     tests = facts.get("tests", {}) or {}
     h = health(tests)
     steps = int(facts.get("steps", 0))
-    e = efficiency(steps, plan.budget)
+    e = efficiency(steps, budget)
     total = min(1.0, detection * h + e) if detection > 0 else 0.0
     return AuditScore(
         detection, h, e, total, initial, left, int(tests.get("passed", 0)), int(tests.get("total", 0)), steps
