@@ -224,8 +224,11 @@ def oversized_leaks(plan: RepoPlan) -> dict[str, dict[str, list[str]]]:
     return {s.id: {"tree": [f"<{HISTORY_OVERSIZED}>"], "history": []} for s in plan.secrets}
 
 
-def oracle_script(plan: RepoPlan) -> str:
-    """The gold remediation as one bash command, run from the runtime's working directory."""
+def oracle_script(plan: RepoPlan, history: bool = True) -> str:
+    """The gold remediation as one bash command, run from the runtime's working directory.
+
+    `history=False` leaves out the history rewrite (the working-tree fix alone).
+    """
     lines = ["set -e", f"cd {REPO_DIR}"]
     for path, text in plan.fix:
         quoted = shlex.quote(path)
@@ -235,7 +238,7 @@ def oracle_script(plan: RepoPlan) -> str:
             payload = base64.b64encode(text.encode()).decode()
             lines.append(f"mkdir -p \"$(dirname {quoted})\"; printf %s {payload} | base64 -d > {quoted}")
     lines.append(f"git add -A; git commit -q -m {shlex.quote(FIX_MESSAGE)}")
-    history = plan.history_secrets
+    history = plan.history_secrets if history else ()
     if history:
         rules = "\n".join(f"literal:{v}==>***REMOVED***" for s in history for v in (s.value, *s.also)) + "\n"
         payload = base64.b64encode(rules.encode()).decode()

@@ -125,6 +125,8 @@ def build(name: str, seed: int) -> RepoPlan:
     """The checked repository plan of scenario `name` for `seed` (deterministic)."""
     chosen = by_name(name)
     draft = chosen.make(draw_for(name, seed))
+    naming = draw_for(name + "/codename", seed)
+    codename = f"{naming.pick(ORGS)}-{naming.pick(SERVICES)}-{naming.digits(3)}"
     values_by_id = {s.id: s.value for s in draft.secrets}
     tests = {"pytest.ini": PYTEST_INI, **draft.tests}
     readme = f"# {draft.title}\n\n{draft.brief}\n\nRun the tests with `python -m pytest`.\n"
@@ -152,7 +154,7 @@ def build(name: str, seed: int) -> RepoPlan:
         scenario=name,
         difficulty=chosen.difficulty,
         seed=seed,
-        title=draft.title,
+        title=f"{codename} ({draft.title})",
         brief=draft.brief,
         commits=commit_tuple,
         secrets=draft.secrets,
