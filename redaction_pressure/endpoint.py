@@ -3,7 +3,9 @@
 `ChatServer(answer)` answers `POST /v1/chat/completions` with `answer(request_body)`, as
 server-sent events when the request asks for `stream` (what the verifiers harnesses do:
 one content delta, a finish chunk, a usage chunk, `[DONE]`) and as one JSON completion
-otherwise; `GET /v1/models` lists one model. It stands in for a model: the scan pool's
+otherwise; `GET /v1/models` lists one model. When `answer` returns a list of
+`{"name", "arguments"}` tool calls instead of text, they are streamed as `delta.tool_calls`
+chunks ending with `finish_reason: "tool_calls"` (what a tool-using agent's model does). It stands in for a model: the scan pool's
 warm-up in `serve-env` uses it, and so do the tests.
 """
 
@@ -13,6 +15,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MODEL_NAME = "redaction-pressure-policy"
@@ -33,7 +36,7 @@ def last_user_text(body: dict) -> str:
 class ChatServer:
     """Serve `answer(body) -> reply text` on 127.0.0.1 until `close()`; `url` is the /v1 base URL."""
 
-    def __init__(self, answer: Callable[[dict], str], port: int = 0, model: str = MODEL_NAME) -> None:
+    def __init__(self, answer: Callable[[dict], str | list[dict[str, Any]]], port: int = 0, model: str = MODEL_NAME) -> None:
         self.answer, self.model = answer, model
         self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
@@ -77,9 +80,20 @@ class ChatServer:
                     return
                 reply = server.answer(body)
                 base = {"id": f"chatcmpl-{time.monotonic_ns()}", "created": int(time.time()), "model": body.get("model") or server.model}
+                calls = None
+                if isinstance(reply, list):
+                    calls = [
+                        {"index": i, "id": f"call_{time.monotonic_ns()}_{i}", "type": "function",
+                         "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))}}
+                        for i, c in enumerate(reply)
+                    ]  # fmt: skip
+                    reply = ""
+                finish = "tool_calls" if calls else "stop"
                 if not body.get("stream"):
-                    message = {"role": "assistant", "content": reply}
-                    choice = {"index": 0, "finish_reason": "stop", "message": message}
+                    message = {"role": "assistant", "content": None if calls else reply}
+                    if calls:
+                        message["tool_calls"] = [{k: v for k, v in c.items() if k != "index"} for c in calls]
+                    choice = {"index": 0, "finish_reason": finish, "message": message}
                     self._json(200, {**base, "object": "chat.completion", "usage": _USAGE, "choices": [choice]})
                     return
                 self.send_response(200)
@@ -88,9 +102,12 @@ class ChatServer:
                 self.send_header("Connection", "close")
                 self.end_headers()
                 chunk = {**base, "object": "chat.completion.chunk"}
+                delta = {"role": "assistant", "content": reply}
+                if calls:
+                    delta = {"role": "assistant", "content": None, "tool_calls": calls}
                 for event in (
-                    {**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "content": reply}, "finish_reason": None}]},
-                    {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+                    {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+                    {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
                     {**chunk, "choices": [], "usage": _USAGE},
                 ):
                     self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())

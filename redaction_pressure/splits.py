@@ -73,7 +73,16 @@ def seed_for(split: str, index: int) -> int:
         return TRAIN_SEED_BASE + index
     if split == "dev":
         return DEV_SEED_BASE + index
-    message = PRIVATE_SEED_LABEL + b"\x00" + str(index).encode("ascii")
+    return private_seed(PRIVATE_SEED_LABEL, index)
+
+
+def private_seed(label: bytes, index: int) -> int:
+    """The private seed of task `index` under a taskset's own domain `label` (reads the secret).
+
+    Each taskset derives its private_eval seeds under a label of its own, so one secret
+    never gives two tasksets related seeds.
+    """
+    message = label + b"\x00" + str(index).encode("ascii")
     digest = hmac.new(_secret(), message, hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") | (1 << 63)
 

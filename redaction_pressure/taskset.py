@@ -94,6 +94,11 @@ class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPr
     def key(self) -> str:
         return f"{self.data.split}-{self.data.index:05d}-k{self.data.shown_count}-m{self.data.hidden_count}"
 
+    def runtime_env(self) -> dict[str, str]:
+        # NOTE: the subprocess runtime hands the host environment to every process it starts
+        # (the chat program, and any shell a non-default harness gives the model): mask the secret.
+        return {splits.PRIVATE_ENV: ""}
+
     @vf.stop
     async def single_turn(self, trace: vf.Trace) -> bool:
         return trace.num_turns >= 1

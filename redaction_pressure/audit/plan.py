@@ -1,0 +1,248 @@
+"""A repository plan: the files, commits, secrets and findings of one secrets-audit task.
+
+A scenario writes its files as templates with slots (`«name»`). Each slot belongs to one
+secret and renders two ways: *leaky* (the secret in place, how the repository starts) and
+*fixed* (an environment lookup or a placeholder, how the oracle leaves it). `build_plan`
+renders the commits, then locates every secret on its own: a finding is one (secret,
+file) pair with the line where the secret first occurs, in the working tree at HEAD, or,
+for a secret that only history holds, in the first commit that added it.
+
+Invariants (checked by `build_plan`, tests pin them): every commit changes some file other
+than a secret's value, so rewriting secrets out of history never empties a commit (and so
+never drops a commit message); no secret occurs in a test file, a commit message or a decoy;
+every secret is found at least once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+TIERS = ("surface", "shallow", "deep", "cascading")
+DIFFICULTIES = {"easy": 10, "medium": 20, "hard": 30}
+"""Difficulty -> step budget."""
+
+
+class PlanError(ValueError):
+    """A scenario that breaks a plan invariant; the message names the scenario."""
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where a secret sits in a template: its leaky text (`{}` is the value) and its fixed text."""
+
+    secret: str
+    leaky: str
+    fixed: str
+
+
+@dataclass(frozen=True)
+class Secret:
+    """One leaked value. `history` secrets also count while any reachable git blob holds them."""
+
+    id: str
+    kind: str
+    value: str = field(repr=False)
+    env: str
+    """The environment variable a fix reads the value from."""
+    history: bool = False
+    also: tuple[str, ...] = field(default=(), repr=False)
+    """Other exact strings that leak it (a base64 token's decoded credential, a key's body lines)."""
+
+
+@dataclass(frozen=True)
+class Decoy:
+    kind: str
+    value: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What the agent is told (once visible): where, which kind, which tier; never the value."""
+
+    id: str
+    secret: str
+    path: str
+    line: int
+    kind: str
+    tier: str
+    trigger: str | None = None
+    """For cascading findings: the secret whose fix reveals this one."""
+    in_history_only: bool = False
+
+
+@dataclass(frozen=True)
+class Commit:
+    message: str
+    files: tuple[tuple[str, str | None], ...]
+    """(path, text) in order; None deletes the path."""
+
+
+@dataclass(frozen=True)
+class RepoPlan:
+    scenario: str
+    difficulty: str
+    seed: int
+    title: str
+    brief: str
+    """One sentence for the prompt: what this repository is."""
+    commits: tuple[Commit, ...]
+    secrets: tuple[Secret, ...] = field(repr=False)
+    findings: tuple[Finding, ...]
+    decoys: tuple[Decoy, ...] = field(repr=False)
+    tests: tuple[tuple[str, str], ...] = field(repr=False)
+    """The pristine test files (path, text); health runs exactly these."""
+    fix: tuple[tuple[str, str | None], ...] = field(repr=False)
+    """The oracle's working-tree changes (path, text or None to delete)."""
+
+    @property
+    def budget(self) -> int:
+        return DIFFICULTIES[self.difficulty]
+
+    def tree(self, upto: int | None = None) -> dict[str, str]:
+        """The file map after the first `upto` commits (all by default)."""
+        files: dict[str, str] = {}
+        for commit in self.commits[:upto]:
+            for path, text in commit.files:
+                if text is None:
+                    files.pop(path, None)
+                else:
+                    files[path] = text
+        return files
+
+    def fixed_tree(self) -> dict[str, str]:
+        files = self.tree()
+        for path, text in self.fix:
+            if text is None:
+                files.pop(path, None)
+            else:
+                files[path] = text
+        return files
+
+    def secret(self, secret_id: str) -> Secret:
+        return next(s for s in self.secrets if s.id == secret_id)
+
+    @property
+    def history_secrets(self) -> tuple[Secret, ...]:
+        return tuple(s for s in self.secrets if s.history)
+
+
+def render(template: str, slots: dict[str, Slot], values: dict[str, str], fixed: bool) -> str:
+    """Fill every `«name»` of `template`: the fixed text, or the leaky text around the secret."""
+    out = template
+    for name, slot in slots.items():
+        marker = f"«{name}»"
+        if marker in out:
+            text = slot.fixed if fixed else slot.leaky.replace("{}", values[slot.secret])
+            out = out.replace(marker, text)
+    if "«" in out:
+        start = out.index("«")
+        raise PlanError(f"unknown slot {out[start:out.index('»', start) + 1]}")
+    return out
+
+
+def _first_line(text: str, needle: str) -> int | None:
+    at = text.find(needle)
+    return None if at < 0 else text.count("\n", 0, at) + 1
+
+
+def locate(
+    scenario: str,
+    commits: tuple[Commit, ...],
+    secrets: tuple[Secret, ...],
+    tiers: dict[str, str],
+    triggers: dict[str, str],
+    path_tiers: dict[tuple[str, str], str],
+) -> tuple[Finding, ...]:
+    """One finding per (secret, file) holding it at HEAD, else per file of the commit that added it."""
+    head: dict[str, str] = {}
+    history: list[dict[str, str]] = []
+    for commit in commits:
+        for path, text in commit.files:
+            if text is None:
+                head.pop(path, None)
+            else:
+                head[path] = text
+        history.append(dict(head))
+    findings: list[Finding] = []
+    for secret in secrets:
+        places = [(path, line) for path in sorted(head) if (line := _first_line(head[path], secret.value)) is not None]
+        only_history = not places
+        if only_history:
+            for snapshot in history:
+                places = [(p, line) for p in sorted(snapshot) if (line := _first_line(snapshot[p], secret.value)) is not None]
+                if places:
+                    break
+        if not places:
+            raise PlanError(f"scenario {scenario}: secret {secret.id} occurs in no file")
+        for path, line in places:
+            tier = path_tiers.get((secret.id, path), tiers.get(secret.id, "surface"))
+            if tier not in TIERS:
+                raise PlanError(f"scenario {scenario}: unknown tier {tier!r}")
+            trigger = triggers.get(secret.id) if tier == "cascading" else None
+            if tier == "cascading" and trigger is None:
+                raise PlanError(f"scenario {scenario}: cascading secret {secret.id} has no trigger")
+            findings.append(
+                Finding(f"f{len(findings) + 1}", secret.id, path, line, secret.kind, tier, trigger, only_history)
+            )
+    return tuple(findings)
+
+
+def check(plan: RepoPlan) -> None:
+    """Raise `PlanError` unless the plan keeps the invariants of the module docstring."""
+    name = plan.scenario
+    if len(plan.commits) < 2:
+        raise PlanError(f"scenario {name}: a history needs at least two commits")
+    values = [v for s in plan.secrets for v in (s.value, *s.also)]
+    for path, text in plan.tests:
+        if any(v in text for v in values):
+            raise PlanError(f"scenario {name}: test file {path} holds a secret")
+    for commit in plan.commits:
+        if any(v in commit.message for v in values):
+            raise PlanError(f"scenario {name}: a commit message holds a secret")
+        scrubbed = [(p, None if t is None else _scrub(t, values)) for p, t in commit.files]
+        if all(t is not None and t == _scrub(_previous(plan, commit, p), values) for p, t in scrubbed):
+            raise PlanError(f"scenario {name}: commit {commit.message!r} changes only secret values")
+    for decoy in plan.decoys:
+        if any(v in decoy.value or decoy.value in v for v in values):
+            raise PlanError(f"scenario {name}: decoy {decoy.kind} overlaps a secret")
+    fixed = plan.fixed_tree()
+    for path, text in fixed.items():
+        if any(v in text for v in values):
+            raise PlanError(f"scenario {name}: the fix leaves a secret in {path}")
+
+
+def _scrub(text: str | None, values: list[str]) -> str | None:
+    if text is None:
+        return None
+    for value in values:
+        text = text.replace(value, "***REMOVED***")
+    return text
+
+
+def _previous(plan: RepoPlan, commit: Commit, path: str) -> str | None:
+    index = plan.commits.index(commit)
+    return plan.tree(index).get(path)
+
+
+def plan_to_json(plan: RepoPlan) -> dict:
+    """A JSON-able dict of the whole plan (secret values included: it stays off traces)."""
+    from dataclasses import asdict
+
+    return asdict(plan)
+
+
+def plan_from_json(data: dict) -> RepoPlan:
+    return RepoPlan(
+        scenario=data["scenario"],
+        difficulty=data["difficulty"],
+        seed=data["seed"],
+        title=data["title"],
+        brief=data["brief"],
+        commits=tuple(Commit(c["message"], tuple((p, t) for p, t in c["files"])) for c in data["commits"]),
+        secrets=tuple(Secret(**{**s, "also": tuple(s["also"])}) for s in data["secrets"]),
+        findings=tuple(Finding(**f) for f in data["findings"]),
+        decoys=tuple(Decoy(**d) for d in data["decoys"]),
+        tests=tuple((p, t) for p, t in data["tests"]),
+        fix=tuple((p, t) for p, t in data["fix"]),
+    )

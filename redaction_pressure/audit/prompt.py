@@ -1,0 +1,53 @@
+"""The secrets-audit prompts: the same framing for train, dev and private_eval.
+
+The system prompt states the job, the tools and the reward; the user prompt describes the
+repository, lists the surface findings (path, line, kind; never a value) and says how many
+findings are not yet visible and how many steps the budget allows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from redaction_pressure.audit.plan import RepoPlan
+from redaction_pressure.audit.programs import REPO_DIR
+from redaction_pressure.audit.rubric import EFFICIENCY_WEIGHT
+
+SYSTEM = f"""You are auditing a git repository for leaked secrets. Remediate every leak:
+move each secret out of the code (read it from an environment variable or leave a placeholder),
+keep the code working (the repository's tests must still pass; they are re-run from a pristine
+copy, so editing them changes nothing), and scrub secrets from git history where the history
+still holds them (a rewrite must keep every original commit's message; deleting .git or
+re-initialising the repository does not count). A secret also leaks in base64, hex or
+URL-encoded form, and in any file of the working tree, tracked or not.
+
+Tools: bash and edit (your working directory holds the repository in ./{REPO_DIR}; git and
+git filter-repo are installed), plus
+- inspect_file(path): a file with line numbers; reveals findings hidden in it;
+- inspect_git_history(path=""): the commit history, with patches for a path; reveals findings
+  that only history or deeper digging shows;
+- inspect_encoded(path, line=0): decodes base64 and hex values in a file (or one line);
+- status(): visible findings, hidden count, steps, scores, conflict map and ranked next actions.
+Newly revealed findings are appended to the result of the call that revealed them; some only
+appear once another secret is fixed. Every tool call is a step. The reward is
+detection x health + {EFFICIENCY_WEIGHT} x (1 - steps / budget), capped at 1, and 0 if no leak is fixed.
+Paths are relative to ./{REPO_DIR}."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    system: str
+    user: str
+
+
+def prompt(plan: RepoPlan) -> Prompt:
+    surface = [f for f in plan.findings if f.tier == "surface"]
+    lines = [
+        f"Repository: {plan.title}. {plan.brief}",
+        f"Difficulty: {plan.difficulty}; step budget: {plan.budget} tool calls.",
+        "",
+        "Known findings:" if surface else "No finding is visible yet.",
+    ]
+    lines += [f"- {f.id}: {f.kind} at {f.path}:{f.line}" for f in surface]
+    lines.append(f"Findings not yet visible: {len(plan.findings) - len(surface)}.")
+    return Prompt(SYSTEM, "\n".join(lines))

@@ -1,0 +1,199 @@
+"""secrets-audit's framework-free core: scenarios, splits, tiers, leak scan, rubric, status."""
+
+from __future__ import annotations
+
+import base64
+import unittest
+from urllib.parse import quote
+
+from cases import PRIVATE_ENV, TEST_SECRET, private_secret
+
+from redaction_pressure import splits as shared_splits
+from redaction_pressure.audit import leakscan, programs, splits, status, tiers
+from redaction_pressure.audit.local import LocalWorkspace
+from redaction_pressure.audit.plan import Secret, plan_from_json, plan_to_json
+from redaction_pressure.audit.prompt import prompt
+from redaction_pressure.audit.rubric import score_facts
+from redaction_pressure.audit.scenarios import SCENARIOS, build
+
+OK_TESTS = {"status": "ok", "passed": 2, "total": 2}
+
+
+class TestScenarios(unittest.TestCase):
+    def test_every_scenario_builds_deterministically(self):
+        """The same (scenario, seed) gives the same plan; another seed gives other secrets."""
+        for scenario in SCENARIOS:
+            with self.subTest(scenario=scenario.name):
+                a, b, c = build(scenario.name, 1), build(scenario.name, 1), build(scenario.name, 2)
+                self.assertEqual(plan_to_json(a), plan_to_json(b))
+                self.assertNotEqual([s.value for s in a.secrets], [s.value for s in c.secrets])
+                self.assertGreaterEqual(len(a.commits), 2)
+                self.assertEqual(plan_to_json(plan_from_json(plan_to_json(a))), plan_to_json(a))
+
+    def test_tests_pass_before_and_after_the_oracle_which_scores_one(self):
+        """Each repository starts healthy and leaky; the oracle leaves it healthy and clean."""
+        for scenario in SCENARIOS:
+            plan = build(scenario.name, 3)
+            with self.subTest(scenario=scenario.name), LocalWorkspace(plan) as ws:
+                before = ws.facts()
+                self.assertEqual(before["tests"]["status"], "ok")
+                self.assertEqual(before["tests"]["passed"], before["tests"]["total"])
+                self.assertEqual(set(before["left"]), {s.id for s in plan.secrets})
+                self.assertEqual(ws.bash(programs.oracle_script(plan)).returncode, 0)
+                self.assertEqual(ws.score(steps=1).total, 1.0)
+
+    def test_dev_prompts_are_unique_and_never_hold_a_secret(self):
+        """The stand-in model and people can tell tasks apart; no value is in a prompt."""
+        prompts = set()
+        for index in range(splits.DEV_SIZE):
+            plan = splits.plan_for("dev", index)
+            text = prompt(plan)
+            prompts.add(text.user)
+            for secret in plan.secrets:
+                self.assertNotIn(secret.value, text.user + text.system)
+        self.assertEqual(len(prompts), splits.DEV_SIZE)
+
+
+class TestGaming(unittest.TestCase):
+    """Shortcuts an agent might try, played on a local workspace."""
+
+    def play(self, scenario: str, command: str) -> dict:
+        plan = build(scenario, 11)
+        with LocalWorkspace(plan) as ws:
+            result = ws.bash(command.replace("TREE_FIX", programs.oracle_script(plan, history=False)))
+            self.assertEqual(result.returncode, 0, result.stderr)
+            return ws.facts(steps=1)
+
+    def test_shortcuts_do_not_hide_leaks_or_lift_health(self):
+        """Deleting .git, re-initialising, amending, encoding and test edits are all caught."""
+        cases = [
+            ("delete .git", "legacy_audit", "TREE_FIX\ncd .. && rm -rf repo/.git", {"s1"}, 1.0),
+            ("git init anew", "legacy_audit", "TREE_FIX\ncd .. && rm -rf repo/.git && cd repo && git init -q && git add -A && git -c user.name=a -c user.email=a@b commit -qm new", {"s1"}, 1.0),
+            ("amend, reflog kept", "git_basics", "TREE_FIX\ngit commit -q --amend -m again", {"s1", "s2"}, 1.0),
+            ("secret moved to base64", "cloud_provisioning", "cd repo && python3 -c \"import base64,re;t=open('config.py').read();open('notes.txt','w').write(base64.b64encode(('x'+t).encode()).decode())\" && cd .. && TREE_FIX", {"s1", "s2"}, 1.0),
+            ("tests replaced, sources gone", "cloud_provisioning", "cd repo && rm config.py && printf 'def test_ok():\\n    pass\\n' > tests/test_config.py", set(), 0.0),
+        ]
+        for name, scenario, command, left, health in cases:
+            with self.subTest(name):
+                facts = self.play(scenario, command)
+                self.assertEqual(set(facts["left"]), left)
+                self.assertEqual(facts["tests"]["passed"] / max(1, facts["tests"]["total"]) if facts["tests"]["status"] == "ok" else 0.0, health)
+
+
+class TestLeakScan(unittest.TestCase):
+    SECRET = Secret("s1", "generic_secret", "Zk3-pQ9_wr7Tn2Lm8Vb4", "X")
+
+    def found(self, text: bytes) -> bool:
+        return any(form in text for form in leakscan.forms(self.SECRET))
+
+    def test_every_encoding_is_found(self):
+        """Exact, hex, URL-encoded and base64 at each of the three offsets are leaks."""
+        value = self.SECRET.value.encode()
+        cases = {
+            "exact": value,
+            "hex": value.hex().encode(),
+            "HEX": value.hex().upper().encode(),
+            "url": quote("a b/" + self.SECRET.value + "?", safe="").encode(),
+        }
+        for prefix in (b"", b"a", b"ab", b"abc"):
+            cases[f"base64 after {len(prefix)} bytes"] = base64.b64encode(prefix + value + b"tail")
+            cases[f"urlsafe base64 after {len(prefix)} bytes"] = base64.urlsafe_b64encode(prefix + value)
+        for name, text in cases.items():
+            with self.subTest(name):
+                self.assertTrue(self.found(b"junk " + text + b" junk"))
+
+    def test_other_values_are_not_leaks(self):
+        """A similar value, or the secret cut short, is not found."""
+        for text in (b"Zk3-pQ9_wr7Tn2Lm8Vb5", b"Zk3-pQ9_wr7Tn2Lm8V", base64.b64encode(b"something else entirely")):
+            with self.subTest(text=text):
+                self.assertFalse(self.found(text))
+
+    def test_history_that_lost_commits_counts_every_history_leak(self):
+        """Missing .git or a lost original message leaves history secrets counted."""
+        self.assertEqual(leakscan.history_state(["a", "b"], ["a", "b", "c"], True), leakscan.HISTORY_OK)
+        self.assertEqual(leakscan.history_state(["a", "b"], ["b"], True), leakscan.HISTORY_REWRITTEN)
+        self.assertEqual(leakscan.history_state(["a"], ["a"], False), leakscan.HISTORY_MISSING)
+        plan = build("legacy_audit", 1)
+        left = leakscan.scan(plan, leakscan.Snapshot({}, [], leakscan.HISTORY_MISSING))
+        self.assertEqual(set(left), {"s1"})
+
+
+class TestRubric(unittest.TestCase):
+    def test_formula(self):
+        """total = min(1, detection x health + 0.15 (1 - steps/budget)) if detection > 0 else 0."""
+        secrets = ["s1", "s2"]
+        cases = [
+            ({}, OK_TESTS, 0, 1.0),
+            ({}, OK_TESTS, 10, 1.0),
+            ({"s1": {}}, OK_TESTS, 10, 0.5),
+            ({"s1": {}}, OK_TESTS, 5, 0.5 + 0.075),
+            ({"s1": {}, "s2": {}}, OK_TESTS, 0, 0.0),
+            ({}, {"status": "ok", "passed": 1, "total": 2}, 20, 0.5),
+            ({}, {"status": "collection_error", "passed": 0, "total": 0}, 1, 0.135),
+            ({}, {"status": "timeout", "passed": 2, "total": 2}, 10, 0.0),
+        ]
+        for left, tests, steps, expected in cases:
+            with self.subTest(left=left, tests=tests, steps=steps):
+                facts = {"secrets": secrets, "left": left, "tests": tests, "steps": steps}
+                self.assertAlmostEqual(score_facts(facts, 10).total, expected)
+
+
+class TestTiersAndStatus(unittest.TestCase):
+    def test_reveals(self):
+        """Shallow by inspect_file, deep by history or encoded inspection, cascading by a fix."""
+        plan = build("microservices", 1)
+        surface = [f.id for f in plan.findings if f.tier == "surface"]
+        self.assertEqual(tiers.visible(plan, [], []), surface)
+        shallow = next(f for f in plan.findings if f.tier == "shallow")
+        seen = tiers.visible(plan, [tiers.Call("inspect_file", {"path": "./repo/" + shallow.path})], [])
+        self.assertIn(shallow.id, seen)
+        cascade = next(f for f in plan.findings if f.tier == "cascading")
+        self.assertNotIn(cascade.id, tiers.visible(plan, [], []))
+        self.assertIn(cascade.id, tiers.visible(plan, [], [cascade.trigger]))
+        legacy = build("legacy_audit", 1)
+        deep = next(f for f in legacy.findings if f.tier == "deep")
+        self.assertIn(deep.id, tiers.visible(legacy, [tiers.Call("inspect_git_history", {})], []))
+
+    def test_status_reports_counts_and_ranks_the_trigger_first(self):
+        """The status never names hidden findings and puts a cascade trigger at the top."""
+        plan = build("deployment", 1)
+        visible = tiers.visible(plan, [], [])
+        observed = status.observe(plan, visible, [], [], 3, 1.0)
+        self.assertEqual(observed.hidden, 1)
+        self.assertEqual(observed.remaining, plan.budget - 3)
+        self.assertIn("reveals more findings", observed.blocker)
+        self.assertLessEqual(len(observed.actions), status.MAX_ACTIONS)
+        text = status.render(observed)
+        hidden = next(f for f in plan.findings if f.id not in visible)
+        self.assertNotIn(hidden.path, text)
+
+
+class TestSplits(unittest.TestCase):
+    def test_dev_covers_every_scenario_four_times(self):
+        """dev is 52 tasks: each scenario at four seeds."""
+        names = [splits.scenario_for(i) for i in range(splits.DEV_SIZE)]
+        self.assertEqual({n: names.count(n) for n in names}, {s.name: 4 for s in SCENARIOS})
+        self.assertEqual(len({splits.seed_for("dev", i) for i in range(splits.DEV_SIZE)}), splits.DEV_SIZE)
+        with self.assertRaises(shared_splits.SplitError):
+            splits.seed_for("dev", splits.DEV_SIZE)
+
+    def test_private_seeds_need_the_secret_and_use_their_own_label(self):
+        """private_eval fails without the secret and never shares redaction-pressure's seeds."""
+        import os
+
+        saved = os.environ.pop(PRIVATE_ENV, None)
+        try:
+            with self.assertRaises(shared_splits.SplitError):
+                splits.seed_for("private_eval", 0)
+        finally:
+            if saved is not None:
+                os.environ[PRIVATE_ENV] = saved
+        with private_secret(TEST_SECRET):
+            mine = splits.seed_for("private_eval", 0)
+            theirs = shared_splits.seed_for("private_eval", 0)
+        self.assertNotEqual(mine, theirs)
+        self.assertGreaterEqual(mine, 1 << 63)
+
+
+if __name__ == "__main__":
+    unittest.main()
