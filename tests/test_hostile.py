@@ -16,8 +16,9 @@ from cases import longest_dev_task, reply, synthetic_record
 
 from redaction_pressure.api import Prompt, RedactionTask, score_reply
 from redaction_pressure.pool import ScanPool
-from redaction_pressure.scanner import EPISODE_BUDGET_SECONDS
 
+HANG_SECONDS = 60.0
+"""Wall time after which a hostile case counts as hung (far below the pool's 120 s safety net)."""
 RUNS = (
     synthetic_record("a" * 5000 + "b", secrets=[(0, 16)]),
     synthetic_record("x" * 3000, secrets=[(0, 16)]),
@@ -83,8 +84,10 @@ class TestHostileSuite(unittest.TestCase):
     def test_every_hostile_answer_scores_zero_with_its_code_in_bounded_time(self):
         """Each case ends with its code, reward 0, within the episode budget plus a margin.
 
-        The budget is CPU time in the worker; the wall-clock margin only guards against a
-        hang on a busy machine (benchmarks/bench_scoring.py measures the real worst case).
+        The budget is CPU time in the worker; the wall-clock bound only guards against a
+        hang (the pool's safety net is 120 s), so it is wide enough for a machine whose two
+        cores are shared by a dozen busy processes, where one CPU second took 14.5 s of wall
+        time (benchmarks/bench_scoring.py measures the real worst case).
         """
         for name, text, texts, code in CASES:
             with self.subTest(name):
@@ -93,7 +96,7 @@ class TestHostileSuite(unittest.TestCase):
                 elapsed = time.perf_counter() - start
                 self.assertEqual(result.errors[0].code if result.errors else None, code)
                 self.assertEqual(result.reward, 0.0)
-                self.assertLess(elapsed, EPISODE_BUDGET_SECONDS + 4.0)
+                self.assertLess(elapsed, HANG_SECONDS)
         self.assertEqual(self.pool.replaced, 0, "no hostile case should need a worker killed")
 
 

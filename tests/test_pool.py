@@ -141,29 +141,30 @@ class _KillStarts(ScanPool):
 
 
 class TestStartingWorkers(unittest.TestCase):
-    def test_a_replacement_killed_many_times_while_starting_still_serves(self):
-        """Twenty starts SIGKILLed in a row (a killer on a loaded machine) delay the episode, never fail it."""
-        pool = _KillStarts(signal.SIGKILL)
+    def pool_whose_next_starts_die(self, signum: int, starts: int) -> _KillStarts:
+        """A one-worker pool whose worker was just SIGKILLed and whose next `starts` starts die of `signum`."""
+        pool = _KillStarts(signum)
         self.addCleanup(pool.close)
         (worker,) = list(pool._idle.queue)
-        pool.starts_to_kill = 20
+        pool.starts_to_kill = starts
         os.kill(worker.process.pid, signal.SIGKILL)
         worker.process.wait()
+        return pool
+
+    def test_a_replacement_killed_many_times_while_starting_still_serves(self):
+        """Twenty starts SIGKILLed in a row (a killer on a loaded machine) delay the episode, never fail it."""
+        pool = self.pool_whose_next_starts_die(signal.SIGKILL, 20)
         self.assertEqual(pool.scan([Rule("b", "")], ["ab"]).removed, (((1, 2),),))
         self.assertEqual(pool.starts_to_kill, 0)
 
     def test_a_worker_that_cannot_start_fails_one_episode_and_the_pool_heals(self):
         """A start that crashes by itself fails the waiting episode with the reason; the next episode is served."""
-        pool = _KillStarts(signal.SIGSEGV)
-        self.addCleanup(pool.close)
-        (worker,) = list(pool._idle.queue)
-        pool.starts_to_kill = 1
-        os.kill(worker.process.pid, signal.SIGKILL)
-        worker.process.wait()
+        pool = self.pool_whose_next_starts_die(signal.SIGSEGV, 1)
         with self.assertRaises(RuntimeError) as caught:
             pool.scan([Rule("b", "")], ["ab"])
         self.assertIn("exited while starting", str(caught.exception))
         self.assertEqual(pool.scan([Rule("b", "")], ["ab"]).removed, (((1, 2),),))
+
 
 if __name__ == "__main__":
     unittest.main()
