@@ -7,6 +7,7 @@ SVG text and a fixed hash salt and no date, so the same runs give the same bytes
 from __future__ import annotations
 
 import io
+import math
 
 import matplotlib
 from matplotlib.figure import Figure
@@ -46,8 +47,14 @@ def recall_by_kind(runs: list[Run], summaries: list[Summary]) -> str:
     width = 0.8 / max(1, len(runs))
     for position, (run, summary) in enumerate(zip(runs, summaries, strict=True)):
         ys = [row + position * width for row in range(len(kinds))]
-        axes.barh(ys, [summary.recall_by_kind.get(kind, 0.0) for kind in kinds], height=width,
-                  color=colour(position), label=_text(run.label))  # fmt: skip
+        # A kind the run never met gets no bar and says so; a recall of 0 is a real result.
+        values = [summary.recall_by_kind.get(kind, math.nan) for kind in kinds]
+        axes.barh(ys, values, height=width, color=colour(position), label=_text(run.label))
+        for y, value in zip(ys, values, strict=True):
+            if math.isnan(value):
+                axes.text(0.01, y, "not in this run", va="center", fontsize=7, color="#868e96")
+            elif value == 0.0:
+                axes.text(0.01, y, "0", va="center", fontsize=7, color=colour(position))
     axes.set_yticks([row + 0.4 - width / 2 for row in range(len(kinds))], [_text(kind) for kind in kinds])
     axes.invert_yaxis()
     axes.set_xlim(0, 1)
