@@ -18,6 +18,11 @@ from redaction_pressure.splits import DEV_SIZE
 
 PRIVATE_ENV = "REDACTION_PRESSURE_PRIVATE_SEED"
 TEST_SECRET = "t3st-secret-for-unit-tests-only-0123456789abcdef"
+HANG_SECONDS = 60.0
+"""Wall time after which a bounded operation counts as hung. Tests assert only this: the
+machines are shared (a dozen busy processes on two cores made one CPU second take 14 s of
+wall time), so speed is measured by benchmarks/, never by a timed test; a hostile pattern
+that is not interrupted runs for hours, far past this bound."""
 OTHER_SECRET = "another-test-secret-with-enough-characters-42"
 
 

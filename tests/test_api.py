@@ -10,6 +10,7 @@ import unittest
 import regex
 from cases import (
     BAD_ANSWERS,
+    HANG_SECONDS,
     HOSTILE,
     TEST_SECRET,
     dev_tasks,
@@ -161,7 +162,7 @@ class TestErrors(unittest.TestCase):
                     (result.reward, result.recall, result.precision, result.clean_gate, result.valid),
                     (0.0, 0.0, 0.0, 0.0, False),
                 )
-                self.assertLess(time.perf_counter() - start, 1.0 + 1.0)
+                self.assertLess(time.perf_counter() - start, HANG_SECONDS)
                 produced.add(code)
         # resource_exhausted needs an isolated worker: test_pool produces it.
         self.assertEqual(produced, set(ERROR_CODES) - {"resource_exhausted"})
@@ -175,7 +176,7 @@ class TestErrors(unittest.TestCase):
                 start = time.perf_counter()
                 result = score_reply(task, reply((pattern, "[REDACTED]")))
                 self.assertEqual(([e.code for e in result.errors], result.reward), ([code], 0.0))
-                self.assertLess(time.perf_counter() - start, 1.0 + 1.0)
+                self.assertLess(time.perf_counter() - start, HANG_SECONDS)
 
     def test_error_text_never_quotes_hidden_records(self):
         """No error detail contains a hidden secret value or a line of hidden text."""
@@ -264,6 +265,6 @@ class TestEdgeReplies(unittest.TestCase):
             with self.subTest(name):
                 started = time.perf_counter()
                 result = score_reply(task, answer)
-                self.assertLess(time.perf_counter() - started, 10)
+                self.assertLess(time.perf_counter() - started, HANG_SECONDS)
                 self.assertEqual(result.reward, 0.0)
                 self.assertEqual([e.code for e in result.errors][:1], [code] if code else [])

@@ -12,13 +12,11 @@ import json
 import time
 import unittest
 
-from cases import longest_dev_task, reply, synthetic_record
+from cases import HANG_SECONDS, longest_dev_task, reply, synthetic_record
 
 from redaction_pressure.api import Prompt, RedactionTask, score_reply
 from redaction_pressure.pool import ScanPool
 
-HANG_SECONDS = 60.0
-"""Wall time after which a hostile case counts as hung (far below the pool's 120 s safety net)."""
 RUNS = (
     synthetic_record("a" * 5000 + "b", secrets=[(0, 16)]),
     synthetic_record("x" * 3000, secrets=[(0, 16)]),
@@ -85,9 +83,7 @@ class TestHostileSuite(unittest.TestCase):
         """Each case ends with its code, reward 0, within the episode budget plus a margin.
 
         The budget is CPU time in the worker; the wall-clock bound only guards against a
-        hang (the pool's safety net is 120 s), so it is wide enough for a machine whose two
-        cores are shared by a dozen busy processes, where one CPU second took 14.5 s of wall
-        time (benchmarks/bench_scoring.py measures the real worst case).
+        hang (benchmarks/bench_scoring.py measures the real worst case).
         """
         for name, text, texts, code in CASES:
             with self.subTest(name):

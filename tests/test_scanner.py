@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import unittest
 
-from cases import HOSTILE
+from cases import HANG_SECONDS, HOSTILE
 
 from redaction_pressure.rules import Rule
 from redaction_pressure.scanner import REDACTED, Budget, scan
@@ -78,8 +78,8 @@ class TestHostile(unittest.TestCase):
                 result = scan([Rule(pattern, "")], [text, text], budget)
                 elapsed = time.perf_counter() - start
                 self.assertEqual([e.code for e in result.errors], [code])
-                # Generous: proves interruption, not speed (the benchmark measures that).
-                self.assertLess(elapsed, budget.episode + 1.0)
+                # Proves interruption, not speed (the benchmark measures that).
+                self.assertLess(elapsed, HANG_SECONDS)
 
     def test_the_rest_of_the_budget_bounds_a_call(self):
         """When less than the per-call cap is left, running into it is budget_exhausted."""
@@ -93,7 +93,7 @@ class TestHostile(unittest.TestCase):
         start = time.perf_counter()
         result = scan([Rule(r"(?s).*.*(?<=\x00)", "")] * 24, texts, Budget(episode=0.3, call=0.25))
         self.assertEqual([e.code for e in result.errors], ["budget_exhausted"])
-        self.assertLess(time.perf_counter() - start, 0.3 + 1.0)
+        self.assertLess(time.perf_counter() - start, HANG_SECONDS)
 
 
 if __name__ == "__main__":
