@@ -51,6 +51,7 @@ from redaction_pressure.pool import (
 from redaction_pressure.rubric import WEIGHTS
 from redaction_pressure.rules import MAX_REPLY_CHARS
 from redaction_pressure.scanner import scan
+from redaction_pressure.seal import scrub_initial_environ
 
 _MEMO_SIZE = 256
 
@@ -223,6 +224,9 @@ class RedactionPressureTaskset(vf.Taskset[RedactionPressureTask, RedactionPressu
         super().__init__(config)
         self.INFINITE = config.split == "train" and config.size is None
         splits.commitment(config.split)  # private_eval without its secret fails here, by name
+        # NOTE: a non-default harness (bash) gives the model a shell that can read
+        # /proc/<pid>/environ of this process; see redaction_pressure/seal.py.
+        scrub_initial_environ(splits.PRIVATE_ENV)
 
     def load(self) -> Iterator[RedactionPressureTask]:
         config = self.config

@@ -1,9 +1,14 @@
 """secrets-audit end to end: vf-eval with a tool-calling stand-in model, then vf-replay.
 
 One vf-eval run plays 26 dev tasks (every scenario twice). Tasks 0-12 get the oracle, the
-others one scripted policy each; each policy's reward is what the formula says. The run is
-started with a private secret in vf-eval's environment, and one policy dumps every
+others one scripted policy each (three of them the scripted baseline, which must score what
+it scores on the framework-free path); each policy's reward is what the formula says. The
+run is started with a private secret in vf-eval's environment, and one policy dumps every
 environment it can read: the secret must appear in no output.
+
+Two more runs carry the private secret: one private_eval episode of secrets-audit, and one
+of redaction-pressure with the bash harness, whose model only snoops (its default harness
+has no shell; a shell must not see the secret either).
 """
 
 from __future__ import annotations
@@ -17,16 +22,20 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from cases import PRIVATE_ENV, TEST_SECRET
+from cases import PRIVATE_ENV, TEST_SECRET, private_secret
 
 from redaction_pressure.audit import programs, splits
 from redaction_pressure.audit.prompt import prompt
 from redaction_pressure.audit.rubric import efficiency
-from redaction_pressure.endpoint import ChatServer
+from redaction_pressure.api import load_task
+from redaction_pressure.endpoint import ChatServer, last_user_text
+from redaction_pressure.policies import audit_agent
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 TASKS = 26
+BASELINE = (21, 23, 24)
+"""Dev tasks the scripted baseline plays (db_migration, microservices, deep_logic)."""
 
 
 def bash(command: str) -> dict:
@@ -60,6 +69,7 @@ def script_for(index: int) -> tuple[str, list[list[dict]], float | None]:
         19: ("snoop for the private secret", [[bash(SNOOP)]], 0.0),
         20: ("inspect, then oracle", [[{"name": "inspect_file", "arguments": {"path": "config/app.toml"}}], [bash(programs.oracle_script(plan))]], 1.0),
         22: ("oracle, then status", [[bash(programs.oracle_script(plan))], [{"name": "status", "arguments": {}}]], 1.0),
+        **{i: ("scripted baseline", audit_agent.answer, None) for i in BASELINE},
         25: ("delete .git", [[bash(tree_fix(plan) + "\ncd .. && rm -rf repo/.git")]], 0.5 + efficiency(1, budget)),
     }
     return policies.get(index, ("do nothing", [], 0.0))
@@ -78,6 +88,8 @@ class ScriptedAgent(ChatServer):
         content = first.get("content")
         text = content if isinstance(content, str) else "".join(p.get("text", "") for p in content or [])
         turns = self.scripts.get(text, [])
+        if callable(turns):
+            return turns(body)
         done = sum(1 for m in messages if m.get("role") == "assistant")
         return turns[done] if done < len(turns) else "Done."
 
@@ -134,6 +146,10 @@ class TestSecretsAuditEndToEnd(unittest.TestCase):
             name, _, expected = script_for(index)
             with self.subTest(task=index, scenario=trace["task"]["data"]["scenario"], policy=name):
                 self.assertFalse(trace.get("errors"), trace.get("errors"))
+                if expected is None:  # the scripted baseline: what it scores on the framework-free path
+                    local = audit_agent.play_local(splits.plan_for("dev", index))
+                    self.assertEqual(trace["metrics"]["steps"], local.steps)
+                    expected = local.total
                 self.assertAlmostEqual(total(trace), expected, places=9)
                 self.assertEqual(trace["info"]["environment"]["name"], "secrets-audit")
 
@@ -181,6 +197,90 @@ class TestSecretsAuditEndToEnd(unittest.TestCase):
             with self.subTest(task=index):
                 self.assertEqual(again[index]["rewards"], trace["rewards"])
                 self.assertEqual(again[index]["metrics"], trace["metrics"])
+
+
+def snoop_into(path: Path) -> str:
+    """SNOOP with its output kept in a host file (a one-turn episode records no tool result)."""
+    return "{ " + SNOOP + "; } > " + str(path) + " 2>&1"
+
+
+class TestPrivateSecretStaysSealed(unittest.TestCase):
+    """private_eval runs with the secret in vf-eval's environment, for both tasksets."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.home = Path(tempfile.mkdtemp(prefix="audit-private-"))
+        with private_secret(TEST_SECRET):
+            cls.plan = splits.plan_for("private_eval", 0)
+            cls.seed = splits.seed_for("private_eval", 0)
+            cls.commitment = splits.commitment("private_eval")
+            rp_prompt = load_task("private_eval", 0).prompt.user
+        audit_prompt = prompt(cls.plan).user
+        cls.rp_snoop = cls.home / "redaction-pressure-snoop.txt"
+        turns = {
+            audit_prompt: [[bash(SNOOP)], [bash(programs.oracle_script(cls.plan))]],
+            rp_prompt: [[bash(snoop_into(cls.rp_snoop))]],
+        }
+
+        def answer(body: dict):
+            messages = body.get("messages") or []
+            script = turns.get(last_user_text(body), [])
+            done = sum(1 for m in messages if m.get("role") == "assistant")
+            return script[done] if done < len(script) else "Done."
+
+        cls.model = ChatServer(answer)
+        env = {k: v for k, v in os.environ.items() if k != PRIVATE_ENV}
+        env.setdefault("UV_CACHE_DIR", str(Path.home() / ".cache" / "uv"))
+        env.update(HOME=str(cls.home), UV_PYTHON_DOWNLOADS="never", STANDIN_KEY="not-a-real-key", **{PRIVATE_ENV: TEST_SECRET})
+        common = ["-n", "1", "-m", "standin", "--client.base-url", cls.model.url, "--client.api-key-var", "STANDIN_KEY",
+                  "--env.agent.runtime.type", "subprocess", "--env.taskset.split", "private_eval", "--no-push", "--no-rich"]  # fmt: skip
+        cls.out = cls.home / "out"
+        cls.results = [
+            TestSecretsAuditEndToEnd.run_tool(["vf-eval", "secrets-audit", *common, "-o", str(cls.out / "audit")], env),
+            TestSecretsAuditEndToEnd.run_tool(
+                ["vf-eval", "redaction-pressure", *common, "--env.agent.harness.id", "bash", "-o", str(cls.out / "rp")], env
+            ),
+        ]
+        (cls.audit_trace,) = traces(cls.out / "audit")
+        (cls.rp_trace,) = traces(cls.out / "rp")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.model.close()
+        shutil.rmtree(cls.home, ignore_errors=True)
+
+    def test_a_private_audit_episode_scores_and_reveals_its_seed_only_in_info(self):
+        """The private task scores 1.0 after a snoop and the oracle; its seed is in trace.info and nowhere else."""
+        trace = self.audit_trace
+        self.assertFalse(trace.get("errors"), trace.get("errors"))
+        self.assertEqual(total(trace), 1.0)
+        self.assertEqual(trace["info"]["task_seed"], self.seed)
+        self.assertEqual(trace["info"]["environment"]["split"], "private_eval")
+        self.assertEqual(trace["info"]["environment"]["split_commitment"], self.commitment)
+        outside = json.dumps({k: v for k, v in trace.items() if k != "info"})
+        self.assertNotIn(str(self.seed), outside)
+        self.assertIn(str(self.seed), json.dumps(trace["info"]))
+
+    def test_no_agent_shell_sees_the_private_secret(self):
+        """Both snoops ran (env, /proc/*/environ, grep of $HOME and the working folder) and found no secret."""
+        texts = [m["content"] for m in trace_messages(self.audit_trace) if m.get("role") == "tool"]
+        self.assertTrue(any("scanned" in t for t in texts), texts)
+        self.assertFalse(any(TEST_SECRET in t for t in texts))
+        self.assertEqual(self.rp_trace["info"]["environment"]["split"], "private_eval")
+        snooped = self.rp_snoop.read_text(errors="replace")
+        self.assertIn("scanned", snooped)
+        self.assertIn("REDACTION_PRESSURE_PRIVATE_SEED=", snooped)  # the variable is there, masked
+        self.assertNotIn(TEST_SECRET, snooped)
+
+    def test_the_secret_is_in_no_output_file(self):
+        """Neither run writes the secret to any file or to its console."""
+        secret = TEST_SECRET.encode()
+        files = [path for path in self.out.rglob("*") if path.is_file()]
+        self.assertTrue(files)
+        for path in files:
+            self.assertNotIn(secret, path.read_bytes(), str(path))
+        for result in self.results:
+            self.assertNotIn(TEST_SECRET, result.stdout + result.stderr)
 
 
 def trace_messages(trace: dict) -> list[dict]:

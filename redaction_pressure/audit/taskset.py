@@ -32,7 +32,7 @@ from redaction_pressure.audit.plan import RepoPlan, plan_to_json
 from redaction_pressure.audit.prompt import prompt
 from redaction_pressure.audit.rubric import AUDIT_REWARD_SCHEMA_VERSION, AuditScore, score_facts
 from redaction_pressure.audit.scenarios import AUDIT_VERSION
-from redaction_pressure.audit.seal import scrub_initial_environ
+from redaction_pressure.seal import scrub_initial_environ
 from redaction_pressure.audit.tiers import AUDIT_TOOLS, Call, visible
 from redaction_pressure.audit.tools import AuditState, AuditTools, AuditToolsConfig
 from redaction_pressure.corpus import CORPUS_VERSION
@@ -239,7 +239,7 @@ class SecretsAuditTaskset(vf.Taskset[SecretsAuditTask, SecretsAuditConfig]):
         super().__init__(config)
         self.INFINITE = config.split == "train" and config.size is None
         splits.commitment(config.split)  # private_eval without its secret fails here, by name
-        # NOTE: the agent's shell can read /proc/<pid>/environ of this process; see seal.py.
+        # NOTE: the agent's shell can read /proc/<pid>/environ of this process; see redaction_pressure/seal.py.
         scrub_initial_environ(shared_splits.PRIVATE_ENV)
 
     def load(self) -> Iterator[SecretsAuditTask]:

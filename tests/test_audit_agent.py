@@ -1,0 +1,115 @@
+"""The scripted secrets-audit baseline: its scanner rules, its fixes and its scores."""
+
+from __future__ import annotations
+
+import unittest
+
+from redaction_pressure.audit import splits
+from redaction_pressure.audit.local import LocalWorkspace
+from redaction_pressure.audit.prompt import prompt
+from redaction_pressure.audit.scenarios import SCENARIOS
+from redaction_pressure.policies import audit_agent
+
+FIRST_OF_EACH = range(len(SCENARIOS))
+"""dev tasks 0-12: one seed of every scenario."""
+
+
+class TestScanText(unittest.TestCase):
+    def test_secrets_are_found_and_decoys_are_not(self):
+        """On one seed of every scenario the rules report no decoy; they miss one dotted SQL password."""
+        missed = []
+        for index in FIRST_OF_EACH:
+            plan = splits.plan_for("dev", index)
+            found = {c.value for path, text in plan.tree().items() for c in audit_agent.scan_text(path, text)}
+            with self.subTest(scenario=plan.scenario):
+                for decoy in plan.decoys:
+                    self.assertFalse(any(decoy.value in v or v in decoy.value for v in found), decoy.kind)
+            missed += [(plan.scenario, s.id) for s in plan.secrets if not s.history and s.value not in found]
+        # A password like `q.sullV3L9...` reads as a dotted name (`settings.token`) to the rules.
+        self.assertEqual(missed, [("db_migration", "s2")])
+
+    def test_known_formats_and_contexts(self):
+        """Each rule fires on a line shaped like its format, and not on a look-alike."""
+        cases = [
+            ("config.py", 'KEY = "AKIAQWERTYUIOPASDFGH"', "aws_access_key_id"),
+            ("db.py", 'URL = "postgresql://app:Zq8-xW2_pL9mK4@db:5432/app"', "url_credential"),
+            ("0002.sql", "CREATE USER a WITH PASSWORD 'Zq8-xW2_pL9mK4vB';", "sql_password"),
+            ("utils.py", 'HEADER_VALUE = "YWxpY2U6UzhmNldTT3JjVDFwR18tZ1pqMw=="', "base64_credential"),
+            (".env", "SESSION_SECRET=9d023680bf6d773d22d30f85a1aa3557", "keyword"),
+        ]
+        for path, text, rule in cases:
+            with self.subTest(rule=rule):
+                self.assertEqual([c.rule for c in audit_agent.scan_text(path, text + "\n")], [rule])
+        lookalikes = [
+            'EXAMPLE = "AKIAIOSFODNN7EXAMPLE"',
+            'BUNDLE_SHA256 = "0350408cb036c400f4e152fe3efc87d9858985bbf89c4b96d4528f91a66fd102"',
+            'REQUEST = "ef3bfdff-f2ed-4d52-b014-7109e476dc2c"',
+            'API_KEY = os.environ.get("API_KEY", "")',
+            "apiKey: process.env.FIREBASE_API_KEY,",
+            'host = "analytics.aperture.internal"',
+        ]
+        for text in lookalikes:
+            with self.subTest(text=text):
+                self.assertEqual(audit_agent.scan_text("x.py", text + "\n"), [])
+
+
+class TestFixes(unittest.TestCase):
+    def test_a_secret_becomes_a_lookup_in_its_language(self):
+        """Python, shell, workflow, JavaScript, SQL and TOML each get their own kind of lookup."""
+        value = "Zq8-xW2_pL9mK4vB7nT1"
+        cases = [
+            ("a.py", f'TOKEN = os.environ.get("TOKEN", "{value}")', 'TOKEN = os.environ.get("TOKEN", "")'),
+            ("a.py", f'NPM_TOKEN = "{value}"', 'import os\nNPM_TOKEN = os.environ.get("NPM_TOKEN", "")'),
+            ("login.sh", f"echo '{value}' | docker login", 'echo "${LOGIN_SECRET}" | docker login'),
+            (".github/workflows/d.yml", f"      TOKEN: {value}", "      TOKEN: ${{ secrets.TOKEN }}"),
+            ("web/c.js", f'  apiKey: "{value}",', "  apiKey: process.env.API_KEY,"),
+            ("m.sql", f"CREATE USER ops WITH PASSWORD '{value}';", "CREATE USER ops WITH PASSWORD :'ops_password';"),
+            ("app.toml", f'api_key = "{value}"', 'api_key = ""'),
+        ]
+        for path, before, after in cases:
+            with self.subTest(path=path):
+                self.assertEqual(audit_agent.fix_file(path, before, [value]), after)
+
+
+class TestBaseline(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.episodes = {}
+        for index in FIRST_OF_EACH:
+            plan = splits.plan_for("dev", index)
+            cls.episodes[plan.scenario] = (plan, audit_agent.play_local(plan))
+
+    def test_it_beats_inaction_on_every_scenario_but_not_the_oracle_everywhere(self):
+        """Inaction scores 0 everywhere; the baseline scores above it on all 13 scenarios and below 1 on one."""
+        for scenario, (plan, episode) in self.episodes.items():
+            with self.subTest(scenario=scenario), LocalWorkspace(plan) as ws:
+                self.assertEqual(ws.score(steps=0).total, 0.0)
+                self.assertGreater(episode.total, 0.0)
+                self.assertEqual(episode.health, 1.0)
+        short = {s: round(e.total, 3) for s, (_, e) in self.episodes.items() if e.total < 1.0}
+        self.assertEqual(short, {"db_migration": 0.635})
+
+    def test_it_rewrites_history_that_holds_a_secret(self):
+        """On the history scenarios the rewritten history keeps every message and holds no secret."""
+        for scenario in ("git_basics", "legacy_audit"):
+            plan, episode = self.episodes[scenario]
+            with self.subTest(scenario=scenario):
+                self.assertEqual(episode.facts["history"], "ok")
+                self.assertEqual(episode.facts["left"], {})
+
+    def test_it_sees_only_the_prompt_and_its_tool_results(self):
+        """The first decision is the same dump whatever the task; later ones follow the dump, not the plan."""
+        first = [audit_agent.decide(prompt(splits.plan_for("dev", i)).user, []) for i in (0, 9)]
+        self.assertEqual(first[0], first[1])
+        self.assertEqual(first[0], [audit_agent.bash(audit_agent.DISCOVER)])
+        plan = splits.plan_for("dev", 12)
+        with LocalWorkspace(plan) as ws:
+            dump = ws.bash(audit_agent.DISCOVER).stdout
+            (fix,) = audit_agent.decide(prompt(plan).user, [dump])
+            after = ws.bash(fix["arguments"]["command"]).stdout
+        self.assertEqual(audit_agent.decide(prompt(plan).user, [dump, after]), audit_agent.DONE)
+        self.assertEqual(audit_agent.decide("", [after]), audit_agent.DONE)
+
+
+if __name__ == "__main__":
+    unittest.main()
