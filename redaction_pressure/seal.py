@@ -7,9 +7,11 @@ was at exec*. Changing `os.environ` does not change that block.
 
 `scrub_initial_environ(name)` overwrites the value of `name` in this process's initial
 environment block (Linux: the bytes between `env_start` and `env_end` of `/proc/self/stat`) with
-NUL bytes, in place. `os.environ` keeps its copy, so this process still reads the secret; C-level
-`getenv` and children spawned without an explicit environment see it empty. Elsewhere (no
-`/proc`) it does nothing and says so.
+NUL bytes, in place, then sets the variable again at C level (`putenv` stores a fresh copy
+outside that block). So this process still reads the secret, and children spawned without an
+explicit environment still inherit it, as served-env workers must to rebuild private tasks
+(each scrubs its own block when it loads a taskset); `/proc/<pid>/environ` shows it zeroed.
+Elsewhere (no `/proc`) it does nothing and says so.
 
 What it cannot do: scrub other processes. A shell or `uv run` that launched `vf-eval` with the
 variable in *its own* initial environment still shows it; launch with
@@ -57,4 +59,7 @@ def scrub_initial_environ(name: str) -> bool:
                 ctypes.memset(address, 0, len(entry) - len(prefix))
                 found = True
         offset += len(entry) + 1
+    value = os.environ.get(name)
+    if found and value is not None:
+        os.putenv(name, value)
     return found
