@@ -34,6 +34,9 @@ from redaction_pressure.policies import audit_agent
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 TASKS = 26
+CONCURRENT = 6
+"""Episodes in flight: each starts a tool server (a Python process importing verifiers, ~5 s
+of CPU) that verifiers waits 180 s for; all 26 at once on 2 busy cores miss that deadline."""
 BASELINE = (21, 23, 24)
 """Dev tasks the scripted baseline plays (db_migration, microservices, deep_logic)."""
 
@@ -117,7 +120,7 @@ class TestSecretsAuditEndToEnd(unittest.TestCase):
             ["vf-eval", "secrets-audit", "-n", str(TASKS), "-m", "standin",
              "--client.base-url", cls.model.url, "--client.api-key-var", "STANDIN_KEY",
              "--env.agent.runtime.type", "subprocess", "--env.taskset.split", "dev",
-             "--no-push", "--no-rich", "-o", str(out)],
+             "--no-push", "--no-rich", "-c", str(CONCURRENT), "-o", str(out)],
             {**env, PRIVATE_ENV: TEST_SECRET},
         )  # fmt: skip
         (cls.run_dir,) = [p.parent for p in out.rglob("traces.jsonl")]
@@ -232,7 +235,7 @@ class TestPrivateSecretStaysSealed(unittest.TestCase):
         env = {k: v for k, v in os.environ.items() if k != PRIVATE_ENV}
         env.setdefault("UV_CACHE_DIR", str(Path.home() / ".cache" / "uv"))
         env.update(HOME=str(cls.home), UV_PYTHON_DOWNLOADS="never", STANDIN_KEY="not-a-real-key", **{PRIVATE_ENV: TEST_SECRET})
-        common = ["-n", "1", "-m", "standin", "--client.base-url", cls.model.url, "--client.api-key-var", "STANDIN_KEY",
+        common = ["-n", "1", "-c", "1", "-m", "standin", "--client.base-url", cls.model.url, "--client.api-key-var", "STANDIN_KEY",
                   "--env.agent.runtime.type", "subprocess", "--env.taskset.split", "private_eval", "--no-push", "--no-rich"]  # fmt: skip
         cls.out = cls.home / "out"
         cls.results = [
@@ -286,6 +289,26 @@ class TestPrivateSecretStaysSealed(unittest.TestCase):
 def trace_messages(trace: dict) -> list[dict]:
     nodes = trace.get("nodes") or []
     return [n["message"] for n in nodes if isinstance(n, dict) and "message" in n]
+
+
+class TestValidateCli(unittest.TestCase):
+    def test_vf_validate_passes_gold_on_every_dev_task(self):
+        """The real vf-validate secrets-audit, subprocess runtime: the oracle (gold) and the untouched repository (noop) check on all 52 dev tasks."""
+        with tempfile.TemporaryDirectory() as out:
+            env = {k: v for k, v in os.environ.items() if k != PRIVATE_ENV}
+            env.setdefault("UV_CACHE_DIR", str(Path.home() / ".cache" / "uv"))
+            env.update(HOME=out, UV_PYTHON_DOWNLOADS="never")
+            run = subprocess.run(
+                [str(BIN / "vf-validate"), "secrets-audit", "--taskset.split", "dev", "-n", "52", "-c", "4",
+                 "--runtime.type", "subprocess", "--no-rich", "-o", out],
+                env=env, cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=900,
+            )  # fmt: skip
+            self.assertEqual(run.returncode, 0, run.stderr[-2000:])
+            (summary,) = Path(out).rglob("summary.json")
+            data = json.loads(summary.read_text())
+        self.assertEqual((data["total"], data["valid_rate"]), (52, 1.0))
+        self.assertEqual(data["checks"]["gold"]["valid"], 52)
+        self.assertEqual(data["checks"]["noop"]["valid"], 52)
 
 
 if __name__ == "__main__":
