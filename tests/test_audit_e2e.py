@@ -1,7 +1,7 @@
 """secrets-audit end to end: vf-eval with a tool-calling stand-in model, then vf-replay.
 
-One vf-eval run plays 26 dev tasks (every scenario twice). Tasks 0-12 get the oracle, the
-others one scripted policy each (three of them the scripted baseline, which must score what
+One vf-eval run plays 18 dev tasks: the oracle on five (one per difficulty and both history
+scenarios; vf-validate runs it on all 52 dev tasks), tasks 13-25 one scripted policy each (three of them the scripted baseline, which must score what
 it scores on the framework-free path); each policy's reward is what the formula says. The
 run is started with a private secret in vf-eval's environment, and one policy dumps every
 environment it can read: the secret must appear in no output.
@@ -34,6 +34,10 @@ from redaction_pressure.policies import audit_agent
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 TASKS = 26
+ORACLE_PLAYED = (0, 3, 4, 9, 12)
+"""Through vf-eval the oracle plays one task per difficulty plus both history scenarios
+(git_basics, legacy_audit); `TestValidateCli` runs it on all 52 dev tasks through vf-validate."""
+PLAYED = (*ORACLE_PLAYED, *range(13, TASKS))
 CONCURRENT = 6
 """Episodes in flight: each starts a tool server (a Python process importing verifiers, ~5 s
 of CPU) that verifiers waits 180 s for; all 26 at once on 2 busy cores miss that deadline."""
@@ -117,7 +121,7 @@ class TestSecretsAuditEndToEnd(unittest.TestCase):
         cls.env = env
         out = cls.home / "run"
         cls.result = cls.run_tool(
-            ["vf-eval", "secrets-audit", "-n", str(TASKS), "-m", "standin",
+            ["vf-eval", "secrets-audit", "--select.include.idx", *map(str, PLAYED), "-m", "standin",
              "--client.base-url", cls.model.url, "--client.api-key-var", "STANDIN_KEY",
              "--env.agent.runtime.type", "subprocess", "--env.taskset.split", "dev",
              "--no-push", "--no-rich", "-c", str(CONCURRENT), "-o", str(out)],
@@ -144,7 +148,7 @@ class TestSecretsAuditEndToEnd(unittest.TestCase):
 
     def test_every_policy_scores_as_the_formula_says(self):
         """Oracle 1.0 on every scenario; inaction, reading, deleting and gaming score as specified."""
-        self.assertEqual(sorted(self.traces), list(range(TASKS)))
+        self.assertEqual(sorted(self.traces), list(PLAYED), "every selected episode has a trace")
         for index, trace in sorted(self.traces.items()):
             name, _, expected = script_for(index)
             with self.subTest(task=index, scenario=trace["task"]["data"]["scenario"], policy=name):
