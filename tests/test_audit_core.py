@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import base64
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import unittest
 from urllib.parse import quote
 
@@ -193,6 +198,23 @@ class TestSplits(unittest.TestCase):
             theirs = shared_splits.seed_for("private_eval", 0)
         self.assertNotEqual(mine, theirs)
         self.assertGreaterEqual(mine, 1 << 63)
+
+
+class TestRuntimeRequirements(unittest.TestCase):
+    def probe(self, path: str) -> list[str]:
+        result = subprocess.run(["/bin/sh", "-c", programs.PROBE], env={"PATH": path}, capture_output=True, text=True, timeout=60)
+        return programs.missing_requirements(result.stdout)
+
+    def test_the_probe_names_exactly_what_the_runtime_lacks(self):
+        """With the venv and git on PATH nothing is missing; with an empty PATH git, git-filter-repo and pytest are named."""
+        venv_bin = os.path.dirname(sys.executable)
+        git_dir = os.path.dirname(shutil.which("git"))
+        self.assertEqual(self.probe(f"{venv_bin}:{git_dir}"), [])
+        with tempfile.TemporaryDirectory() as empty:
+            self.assertEqual(self.probe(empty), ["python with pytest", "git", "git-filter-repo"])
+            # git alone (a symlink, without the venv's git-filter-repo and pytest) still lacks the other two.
+            os.symlink(shutil.which("git"), os.path.join(empty, "git"))
+            self.assertEqual(self.probe(empty), ["python with pytest", "git-filter-repo"])
 
 
 if __name__ == "__main__":
