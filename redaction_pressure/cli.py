@@ -20,6 +20,7 @@ import verifiers (`eval` runs vf-eval as a subprocess; `serve-env` imports it on
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
@@ -267,8 +268,8 @@ def _eval(args: argparse.Namespace, out: Console, err: Console) -> int:
                 endpoint, split=args.split, tasks=tasks, output=args.output,
                 concurrency=args.max_concurrent, progress=lambda done, _: bar.update(job, completed=done), env=env,
             )  # fmt: skip
-    report = render.write(runs.find_runs([run_dir]), run_dir / evaluate.REPORT_FILE)
     run = runs.load_run(run_dir / runs.TRACES_FILE)
+    report = render.write([run], run_dir / evaluate.REPORT_FILE)
     rewards = [episode.reward for episode in run.episodes]
     print(f"run folder: {run_dir}")
     print(f"report: {report}")
@@ -277,28 +278,19 @@ def _eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
-class _model_endpoint:
+@contextlib.contextmanager
+def _model_endpoint(args: argparse.Namespace, env: dict[str, str]):
     """The endpoint to evaluate: the given one, or a policy served here for the run's length."""
+    from redaction_pressure.evaluate import LOCAL_KEY_VAR, Endpoint
 
-    def __init__(self, args: argparse.Namespace, env: dict[str, str]) -> None:
-        self.args, self.env, self.server = args, env, None
+    if args.base_url is not None:
+        yield Endpoint(model=args.model, base_url=args.base_url, api_key_var=args.api_key_var)
+        return
+    from redaction_pressure.endpoint import ChatServer
 
-    def __enter__(self):
-        from redaction_pressure.evaluate import LOCAL_KEY_VAR, Endpoint
-
-        args = self.args
-        if args.base_url is not None:
-            return Endpoint(model=args.model, base_url=args.base_url, api_key_var=args.api_key_var)
-        from redaction_pressure.endpoint import ChatServer
-
-        self.server = ChatServer(_policy_answer(args.policy), port=0, model=args.policy)
-        self.server.__enter__()
-        self.env[LOCAL_KEY_VAR] = "local-endpoint-needs-no-key"
-        return Endpoint(model=args.policy, base_url=self.server.url, api_key_var=LOCAL_KEY_VAR)
-
-    def __exit__(self, *exc) -> None:
-        if self.server is not None:
-            self.server.__exit__(*exc)
+    with ChatServer(_policy_answer(args.policy), port=0, model=args.policy) as server:
+        env[LOCAL_KEY_VAR] = "local-endpoint-needs-no-key"
+        yield Endpoint(model=args.policy, base_url=server.url, api_key_var=LOCAL_KEY_VAR)
 
 
 def _sizes(parser: argparse.ArgumentParser) -> None:
