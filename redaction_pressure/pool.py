@@ -41,7 +41,7 @@ import time
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
 
-from redaction_pressure.api import ScoreResult, records_for, score_records
+from redaction_pressure.scoring import ScoreResult, records_for, score_records
 from redaction_pressure.rules import Rule
 from redaction_pressure.scanner import DEFAULT_BUDGET, Budget, ScanResult
 from redaction_pressure.splits import PRIVATE_ENV

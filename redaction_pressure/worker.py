@@ -29,7 +29,7 @@ import resource
 import sys
 from multiprocessing.connection import Connection
 
-from redaction_pressure.api import prompt_digest, records_for, score_records
+from redaction_pressure.scoring import prompt_digest, records_for, score_records
 from redaction_pressure.prompt import user_prompt
 from redaction_pressure.rules import RedactionError
 from redaction_pressure.scanner import ScanResult, scan
