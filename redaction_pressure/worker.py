@@ -67,6 +67,8 @@ def serve(jobs: Connection, results: Connection, cpu_seconds: float) -> None:
             sys.exit(MEMORY_EXIT)
         except RecursionError:
             result = RESOURCE_EXHAUSTED + ": the rules exhausted the worker's recursion limit"
+        except Exception as exc:  # noqa: BLE001 - a job never ends the worker; parsing and scanning raise nothing
+            result = RESOURCE_EXHAUSTED + f": the worker could not run the episode ({type(exc).__name__})"
         results.send(result)
 
 
