@@ -47,6 +47,7 @@ class UsageError(Exception):
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    _stop_scan_workers_on_signals()
     out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
     err = Console(file=sys.stderr, highlight=False)
     try:
@@ -59,6 +60,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _stop_scan_workers_on_signals() -> None:
+    """SIGTERM and SIGINT kill this process's scan workers at once, then end the command (143 / 130).
+
+    Commands that serve (serve, serve-env) install their own handlers over these.
+    """
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        pool = sys.modules.get("redaction_pressure.pool")
+        if pool is not None:
+            pool.kill_all_workers()
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, stop)
 
 
 def _parser() -> argparse.ArgumentParser:
