@@ -415,9 +415,13 @@ class ScanPool:
                 self._replace(worker)  # died while idle (killed from outside): no episode's doing
                 continue
             if fresh and worker.jobs_done and swaps <= self.workers:
+                # Retire it (cleanly; not a fault): the recheck runs where no earlier job left a trace.
                 swaps += 1
                 self._release()
-                self._replace(worker)  # retire it: the recheck runs where no earlier job left a trace
+                worker.stop(kill=False)
+                with self._changed:
+                    self._all.discard(worker)
+                self._start_slot()
                 continue
             return worker
 
