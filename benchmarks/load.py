@@ -439,10 +439,10 @@ def flips(args) -> None:
     candidates = []
     for index in range(args.flip_tasks * 4):
         task = load_task("train", index)
-        for width in (24, 32, 40, 48):
-            text = policies.reply([*policies.oracle_rules(task.hidden), Rule(HUNGRY.replace("{1,40}", f"{{1,{width}}}"), "")])
+        for copies in (3, 2, 4):  # one copy of the hungry rule uses about a third of the budget
+            text = policies.reply([*policies.oracle_rules(task.hidden), *[Rule(HUNGRY, "")] * copies])
             quiet = score_reply(task, text, scanner=scan)
-            if 0.6 <= quiet.metrics["budget_used"] or any(e.code == "budget_exhausted" for e in quiet.errors):
+            if 0.7 <= quiet.metrics["budget_used"] or any(e.code == "budget_exhausted" for e in quiet.errors):
                 candidates.append((task, text))
                 break
         if len(candidates) >= args.flip_tasks:
@@ -465,7 +465,7 @@ def flips(args) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=1024)
-    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("-c", "--concurrency", type=int, default=64)
     parser.add_argument("--workers", type=int, default=2, help="env-server workers (part 1)")
     parser.add_argument("--kill-every", type=float, default=3.0, help="mean seconds between scan-worker kills (0: none)")
     parser.add_argument("--part", choices=("served", "loop", "vfeval", "flips", "both"), default="both")
