@@ -68,6 +68,10 @@ def _stop_scan_workers_on_signals() -> None:
     Commands that serve (serve, serve-env) install their own handlers over these.
     """
     import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return  # main() called from a thread (tests, embedding): signals are not ours to take
 
     def stop(signum: int, frame: object) -> None:
         pool = sys.modules.get("redaction_pressure.pool")
