@@ -504,3 +504,46 @@ class TestEvalUsage(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestAuditEvalAndReport(unittest.TestCase):
+    """`eval --taskset secrets-audit`: the scripted baseline through the real vf-eval, then its report."""
+
+    def test_baseline_runs_offline_and_its_report_shows_the_audit(self):
+        from playwright.sync_api import sync_playwright
+
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "runs"
+            result = subprocess.run(
+                [str(BIN / "redaction-pressure"), "eval", "--taskset", "secrets-audit", "-n", "2", "-o", str(out)],
+                env=eval_environment(folder), cwd=folder, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                timeout=1800,
+            )  # fmt: skip
+            self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+            (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
+            scored = traces(run_dir)
+            self.assertEqual(len(scored), 2)
+            self.assertEqual({t["task"]["type"] for t in scored}, {"SecretsAuditTask"})
+            self.assertIn("2 episode(s) scored, mean reward", result.stdout)
+            report = run_dir / "report.html"
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+                try:
+                    for width in (1280, 390):
+                        page = browser.new_page(viewport={"width": width, "height": 844})
+                        errors: list[str] = []
+                        page.on("pageerror", lambda error: errors.append(str(error)))
+                        page.goto(report.resolve().as_uri())
+                        page.wait_for_load_state("load")
+                        self.assertEqual(page.locator(".run-label").inner_text(), "baseline")
+                        self.assertEqual(page.locator("table.scenarios tbody tr").count(),
+                                         len({(t["task"]["data"]["scenario"], t["task"]["data"]["difficulty"]) for t in scored}))  # fmt: skip
+                        self.assertEqual(page.locator("table.leaks").count(), 1)
+                        self.assertEqual(page.locator("details.audit-episode").count(), 2)
+                        steps = sum(int(t["metrics"]["steps"]) for t in scored)
+                        self.assertEqual(page.locator("details.audit-episode pre.command").count(), steps,
+                                         "one timeline entry per tool call")  # fmt: skip
+                        self.assertLessEqual(page.evaluate("document.documentElement.scrollWidth"), width)
+                        self.assertEqual(errors, [])
+                finally:
+                    browser.close()
