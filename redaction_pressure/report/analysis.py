@@ -101,6 +101,14 @@ class MarkedRecord:
         return sum(piece.role == role and piece.status == status for piece in self.pieces)
 
     @property
+    def secret_removed(self) -> int:
+        return self.count("secret", "removed")
+
+    @property
+    def decoy_intact(self) -> int:
+        return self.count("decoy", "intact")
+
+    @property
     def over_redacted(self) -> int:
         """Characters removed outside fully removed secrets (other text, decoys, partial secrets)."""
         return sum(
