@@ -11,6 +11,7 @@ import math
 
 import matplotlib
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from redaction_pressure.report.analysis import Summary
 from redaction_pressure.report.runs import Run
@@ -32,6 +33,7 @@ def reward_distribution(runs: list[Run]) -> str:
         axes.hist(rewards, bins=bins, histtype="step" if len(runs) > 1 else "bar", linewidth=1.6,
                   color=colour(position), label=_text(run.label), alpha=1.0 if len(runs) > 1 else 0.85)  # fmt: skip
     axes.set_xlim(0, 1)
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_xlabel("reward")
     axes.set_ylabel("tasks")
     axes.set_title("Reward per task")
