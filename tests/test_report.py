@@ -185,15 +185,17 @@ class TestReportOfRealRuns(unittest.TestCase):
         return run_dir
 
     def open_page(self, path: Path, anchor: str = "", width: int = 1280, height: int = 900):
-        """Load a report in headless Chromium; returns (playwright, browser, page, problems)."""
-        from playwright.sync_api import sync_playwright
+        """Load a report in headless Chromium (one browser per test); returns (page, problems)."""
+        if getattr(self, "_browser", None) is None:
+            from playwright.sync_api import sync_playwright
 
-        manager = sync_playwright()
-        playwright = manager.start()
-        browser = playwright.chromium.launch(executable_path=self.browser_path, args=["--no-sandbox"])
-        self.addCleanup(manager.__exit__, None, None, None)
-        self.addCleanup(browser.close)
-        page = browser.new_page(viewport={"width": width, "height": height})
+            manager = sync_playwright()
+            playwright = manager.start()
+            self._browser = playwright.chromium.launch(executable_path=self.browser_path, args=["--no-sandbox"])
+            self.addCleanup(manager.__exit__, None, None, None)
+            self.addCleanup(self._browser.close)
+            self.addCleanup(setattr, self, "_browser", None)
+        page = self._browser.new_page(viewport={"width": width, "height": height})
         problems: list[str] = []
         page.on("console", lambda message: problems.append(f"console {message.type}: {message.text}")
                 if message.type in ("error", "warning") else None)  # fmt: skip
@@ -220,15 +222,15 @@ class TestReportOfRealRuns(unittest.TestCase):
                 self.assertEqual(section.locator(".secret.missed, .secret.partial").count(), wrong,
                                  "every secret not removed is drawn")  # fmt: skip
                 self.assertEqual(section.locator(".decoy.touched").count(), metrics["decoys_touched"])
-                self.assertEqual(int(section.locator(".count-secrets-removed").inner_text()), metrics["secrets_removed"])
-                self.assertEqual(int(section.locator(".count-decoys-touched").inner_text()), metrics["decoys_touched"])
+                self.assertEqual(int(section.locator(".count-secrets-removed").text_content()), metrics["secrets_removed"])
+                self.assertEqual(int(section.locator(".count-decoys-touched").text_content()), metrics["decoys_touched"])
                 clean = section.locator(".record-ok")
                 summarised = int(clean.get_attribute("data-records")) if clean.count() else 0
                 self.assertEqual(
                     section.locator(".record-label").count() + summarised, trace["task"]["data"]["hidden_count"],
                     "every hidden record is drawn in full or summarised",
                 )
-                for label in section.locator(".record-label").all_inner_texts():
+                for label in section.locator(".record-label").all_text_contents():
                     self.assertIn("mistake", label, "only records holding a mistake are drawn in full")
                 seen.update(
                     f"{role}.{status}"
@@ -254,16 +256,16 @@ class TestReportOfRealRuns(unittest.TestCase):
         self.assertEqual(page.locator("[data-metric=errored]").inner_text(), f"0 of {DEV_TASKS}")
         self.assertIn("Public split (dev)", body)
         commitment = scored[0]["info"]["environment"]["split_commitment"]
-        self.assertIn(commitment, body)
+        self.assertIn(commitment, page.locator("details.provenance").text_content(), "in the folded provenance")
         self.assertEqual(page.locator("svg").count(), 3, "three inline charts")
         self.assertEqual(problems, [])
 
     def test_hostile_rule_text_is_shown_inert(self):
         """A rule holding </script><script>alert(1)</script> is displayed as text and never runs."""
         page, problems = self.open_page(self.dev_report)
-        patterns = page.locator("code.pattern").all_inner_texts()
+        patterns = page.locator("code.pattern").all_text_contents()
         self.assertTrue(any(pattern == XSS for pattern in patterns), "the rule is listed verbatim")
-        self.assertIn(XSS, page.locator("pre.reply").inner_text(), "the invalid reply is shown as text too")
+        self.assertIn(XSS, page.locator("pre.reply").text_content(), "the invalid reply is shown as text too")
         self.assertEqual(page.evaluate("document.scripts.length"), 1, "only the report's own script")
         self.assertEqual(problems, [], "no dialog, no console error")
 
@@ -302,7 +304,7 @@ class TestReportOfRealRuns(unittest.TestCase):
         self.assertEqual(first, second)
         rows = page.locator("table.comparison tbody tr")
         self.assertEqual(rows.count(), DEV_TASKS)
-        self.assertEqual(set(page.locator("table.comparison tbody td:nth-child(4)").all_inner_texts()), {"+0.000"})
+        self.assertEqual(set(page.locator("table.comparison tbody td:nth-child(4)").all_text_contents()), {"+0.000"})
         self.assertEqual(problems, [])
 
     def test_first_screen_answers_how_good_at_both_widths(self):
