@@ -153,6 +153,49 @@ class TestLeakScan(unittest.TestCase):
         self.assertEqual(set(left), {"s1"})
 
 
+class TestGrading(unittest.TestCase):
+    """The grader reads the repository as data: plays on a local workspace."""
+
+    def play(self, scenario: str, command: str) -> dict:
+        plan = build(scenario, 11)
+        with LocalWorkspace(plan) as ws:
+            fix = programs.oracle_script(plan)
+            result = ws.bash(command.replace("ORACLE", fix).replace("TREE_FIX", programs.oracle_script(plan, history=False)))
+            self.assertEqual(result.returncode, 0, result.stderr)
+            facts = ws.facts(steps=1)
+            facts["total"] = score_facts(facts, plan.budget).total
+            return facts
+
+    def test_honest_and_hostile_repositories_score_what_they_earned(self):
+        """Stale bytecode costs nothing; a FIFO is a score; shadowing modules, replace refs and symlinks out are caught."""
+        bytecode = "cd repo && python -c 'import compileall; compileall.compile_dir(\".\", quiet=1)' && mkdir -p app/__pycache__ && cp config.py app/__pycache__/x.cpython-311.pyc; cd .. && ORACLE"
+        cases = [
+            ("stale bytecode after the fix", "cloud_provisioning", bytecode, lambda f: f["total"] == 1.0 and not f["left"]),
+            ("a FIFO in the tree", "cloud_provisioning", "ORACLE\nmkfifo pipe", lambda f: f["total"] == 1.0 and ["pipe", "special"] in f["skipped"]),
+            ("json.py next to the sources", "cloud_provisioning", "ORACLE\nprintf 'import atexit\\n' > json.py", lambda f: f["total"] == 0.135 and f["tampering"]),
+            ("secret file behind a symlink out of the tree", "git_basics", "cd repo && mv .env ../kept && ln -s ../kept .env && cd .. && TREE_FIX", lambda f: set(f["left"]) == {"s1", "s2"}),
+            ("history under git replace", "legacy_audit", "TREE_FIX\ngit replace --graft HEAD", lambda f: "s1" in f["left"]),
+        ]
+        for name, scenario, command, check in cases:
+            with self.subTest(name):
+                facts = self.play(scenario, command)
+                self.assertTrue(check(facts), {k: facts.get(k) for k in ("left", "tests", "tampering", "skipped", "history", "total", "reason")})
+
+    def test_the_tools_state_holds_no_seed_fix_or_secret(self):
+        """What setup hands the colocated tools: findings and tests, never the seed, the gold fix or a value."""
+        import json
+
+        from redaction_pressure.audit.plan import tools_plan_json
+
+        plan = splits.plan_for("dev", 9)
+        text = json.dumps(tools_plan_json(plan))
+        self.assertEqual((tools_plan_json(plan)["fix"], tools_plan_json(plan)["seed"]), ([], 0))
+        self.assertNotIn(str(plan.seed), text)
+        for secret in plan.secrets:
+            for value in (secret.value, *secret.also):
+                self.assertNotIn(value, text)
+
+
 class TestRubric(unittest.TestCase):
     def test_formula(self):
         """total = min(1, detection x health + 0.15 (1 - steps/budget)) if detection > 0 else 0."""

@@ -119,11 +119,14 @@ def _packed(git: dict[str, bytes]) -> tuple[dict[str, tuple[bytes, bytes]], list
             continue
         try:
             pack = PackData.from_file(io.BytesIO(data), SHA1, size=len(data))
-            pack.check()
-            for obj in PackInflater.for_pack_data(pack):
-                objects[obj.id.decode()] = (obj.type_name, obj.as_raw_string())
-                if len(objects) > MAX_OBJECTS:
-                    raise ValueError("too many objects")
+            try:
+                pack.check()
+                for obj in PackInflater.for_pack_data(pack):
+                    objects[obj.id.decode()] = (obj.type_name, obj.as_raw_string())
+                    if len(objects) > MAX_OBJECTS:
+                        raise ValueError("too many objects")
+            finally:
+                pack.close()
         except Exception as exc:  # noqa: BLE001 - any failure of a pack is a corrupt repository
             bad.append(f"{path}: {type(exc).__name__}")
     return objects, bad

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from redaction_pressure.audit.plan import RepoPlan
 
-AUDIT_REWARD_SCHEMA_VERSION = "1"
+AUDIT_REWARD_SCHEMA_VERSION = "2"
 """Bump whenever the formula, the leak forms or what counts as a step changes."""
 EFFICIENCY_WEIGHT = 0.15
 TESTS_OK = "ok"
