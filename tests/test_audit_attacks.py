@@ -15,6 +15,7 @@ processes); attacks that change the shared interpreter or PATH run alone.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import unittest
@@ -90,6 +91,20 @@ def play(plan: RepoPlan, commands: list[str], extra: list[tuple[str, str]] = ())
             attacks.cleanup(ws.root)
 
 
+RESULTS_ENV = "AUDIT_ATTACKS_RESULTS"
+"""When set, a file every play's outcome is appended to as a JSON line (for the docs table)."""
+_record_lock = threading.Lock()
+
+
+def record(name: str, plan: RepoPlan, outcome: Outcome) -> None:
+    path = os.environ.get(RESULTS_ENV)
+    if not path:
+        return
+    line = {"attack": name, "scenario": plan.scenario, "status": outcome.status[:300], "total": outcome.total}
+    with _record_lock, open(path, "a") as f:
+        f.write(json.dumps(line) + "\n")
+
+
 def play_all(jobs: list[tuple[str, RepoPlan, list[str], bool]]) -> dict[tuple[str, str], Outcome]:
     """Play (name, plan, commands, exclusive) jobs: shared ones two at a time, exclusive ones alone."""
     out: dict[tuple[str, str], Outcome] = {}
@@ -99,6 +114,9 @@ def play_all(jobs: list[tuple[str, RepoPlan, list[str], bool]]) -> dict[tuple[st
             out[(name, plan.scenario)] = outcome
     for name, plan, commands, _ in (j for j in jobs if j[3]):
         out[(name, plan.scenario)] = play(plan, commands)
+    plans = {j[1].scenario: j[1] for j in jobs}
+    for (name, scenario), outcome in out.items():
+        record(name, plans[scenario], outcome)
     return out
 
 
@@ -222,19 +240,30 @@ class TestReversibleRewrites(unittest.TestCase):
             return [attacks.back_to_root(attacks.tree_fix(plan)) + "\n" + "\n".join(attacks.write(f"repo/{p}", t) for p, t in files)]
 
         cls.results = play_all([("encodings", plan, commands(plan), False) for plan in cls.plans])
+        for name in ENCODINGS:
+            for plan in cls.plans:
+                record(f"encoded_{name}", plan, cls.alone(plan, name))
+
+    @classmethod
+    def alone(cls, plan: RepoPlan, name: str) -> Outcome:
+        """The outcome of one encoding alone: the secrets the grader reports in its file, one step."""
+        outcome = cls.results[("encodings", plan.scenario)]
+        if outcome.status != "scored":
+            return outcome
+        path, _ = attacks.encoded_file(plan, name)
+        left = {sid for sid, where in outcome.facts["left"].items() if path in (where.get("tree") or [])}
+        tests = outcome.facts["tests"]
+        health = tests["passed"] / tests["total"] if tests.get("status") == "ok" and tests.get("total") else 0.0
+        return Outcome("scored", attacks.earned(plan, left, health, 1), outcome.facts)
 
     def check(self, name: str) -> None:
         attack = attacks.BY_NAME[f"encoded_{name}"]
         for plan in self.plans:
             with self.subTest(scenario=plan.scenario):
-                outcome = self.results[("encodings", plan.scenario)]
+                outcome = self.alone(plan, name)
                 self.assertEqual(outcome.status, "scored", outcome.status)
                 path, _ = attacks.encoded_file(plan, name)
-                left = {sid for sid, where in outcome.facts["left"].items() if path in (where.get("tree") or [])}
-                health = outcome.facts["tests"]
-                h = health["passed"] / health["total"] if health.get("status") == "ok" and health.get("total") else 0.0
-                got = attacks.earned(plan, left, h, 1)
-                self.assertAlmostEqual(got, attack.expected(plan), places=9, msg=f"{path}: {_why(outcome)}")
+                self.assertAlmostEqual(outcome.total, attack.expected(plan), places=9, msg=f"{path}: {_why(outcome)}")
 
 
 for _name, (_path, _claim, _) in ENCODINGS.items():
@@ -276,5 +305,43 @@ for _variant in HONEST:
     setattr(TestHonestVariants, _test.__name__, _test)
 
 
+def table(before: str, after: str) -> str:
+    """A markdown table from two results files (AUDIT_ATTACKS_RESULTS of a run on each grader)."""
+
+    def load(path):
+        rows = {}
+        for line in open(path):
+            row = json.loads(line)
+            rows[(row["attack"], row["scenario"])] = row
+        return rows
+
+    runs = [load(before), load(after)]
+    plans = {p.scenario: p for p in PLANS}
+    lines = ["| attack | family | scenarios | earned | before | after |", "|---|---|---|---|---|---|"]
+    entries = [(a.name, a.family, a) for a in ATTACKS] + [(h.name, "honest", h) for h in HONEST if h.name != "gold"]
+    for name, family, item in entries:
+        scenarios = [s for s, p in plans.items() if item.applies(p)]
+        want = sorted({round(item.expected(plans[s]), 3) for s in scenarios})
+        cells = []
+        for run in runs:
+            got = [run.get((name, s)) for s in scenarios]
+            values = sorted({round(r["total"], 3) for r in got if r and r["status"] == "scored"})
+            bad = sorted({r["status"].split(":")[0] for r in got if r and r["status"] != "scored"})
+            missing = sum(1 for r in got if r is None)
+            cell = ", ".join(f"{v:.3f}" for v in values)
+            if bad:
+                cell += (" + " if cell else "") + "/".join(bad)
+            if missing:
+                cell += f" ({missing} not run)"
+            cells.append(cell or "-")
+        lines.append(f"| {name} | {family} | {len(scenarios)} | {', '.join(f'{w:.3f}' for w in want)} | {cells[0]} | {cells[1]} |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
-    unittest.main()
+    import sys
+
+    if sys.argv[1:2] == ["--table"]:
+        print(table(sys.argv[2], sys.argv[3]))
+    else:
+        unittest.main()
