@@ -52,6 +52,8 @@ PRELOAD = "/etc/ld.so.preload"
 GRADER_ENV = {"LC_ALL": "C", "PYTHONHASHSEED": "0"}
 """The environment the grader adds to its programs (`-I` makes the interpreter ignore PYTHON*)."""
 PROGRAM_GRACE = 30.0
+BYTECODE_DIR = ".audit-bytecode"
+"""Where setup compiles the health run's bytecode (in the runtime's working folder, removed with it)."""
 PYTEST_CONFIG = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "conftest.py")
 
 
@@ -71,6 +73,8 @@ class Toolchain:
     """(path, sha256 or "absent")."""
     git: str = ""
     filter_repo: bool = False
+    bytecode: str = ""
+    """JSON {"prefix", "files": {path: sha256}} of the bytecode setup compiled (see PRECOMPILE)."""
 
 
 @dataclass
@@ -128,7 +132,10 @@ async def probe(runtime: Runtime) -> Probe:
     if missing:
         return Probe(None, missing)
     paths = [*info["files"], git, PRELOAD]
-    return Probe(Toolchain(info["python"], info["site"], await _digests(runtime, paths), git, filter_repo))
+    digests = await _digests(runtime, paths)
+    compiled = await runtime.run([info["python"], "-I", "-S", "-c", programs.PRECOMPILE, info["site"], BYTECODE_DIR], dict(GRADER_ENV))
+    bytecode = compiled.stdout.strip().splitlines()[-1] if compiled.exit_code == 0 and compiled.stdout.strip() else ""
+    return Probe(Toolchain(info["python"], info["site"], digests, git, filter_repo, bytecode))
 
 
 def expected_tests(plan: RepoPlan) -> list[str]:
@@ -147,10 +154,13 @@ def expected_tests(plan: RepoPlan) -> list[str]:
     return out
 
 
-def health_copy(plan: RepoPlan, tree: dict[str, bytes]) -> bytes:
+def health_copy(plan: RepoPlan, tree: dict[str, bytes], bytecode: str = "") -> bytes:
     """The tar HEALTH unpacks: the scanned working tree with the pristine tests and configuration."""
     files = {p: d for p, d in tree.items() if not p.startswith("tests/") and p.split("/")[-1] not in PYTEST_CONFIG}
     files.update({p: t.encode() for p, t in plan.tests})
+    files.pop(".audit-bytecode.json", None)
+    if bytecode:
+        files[".audit-bytecode.json"] = bytecode.encode()
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         for path in sorted(files):
@@ -285,7 +295,7 @@ async def _grade(runtime: Runtime, plan: RepoPlan, toolchain: Toolchain | None, 
             left.setdefault(s.id, {"tree": [], "history": []})["tree"].append(f"<symlink out of the tree: {link[0]}>")
     facts["left"] = left
     facts["tampering"] = tampering.find(plan, unpacked.tree)
-    payload = health_copy(plan, unpacked.tree)
+    payload = health_copy(plan, unpacked.tree, toolchain.bytecode)
     digest = hashlib.sha256(payload).hexdigest()
     name = f".audit-health-{secrets.token_hex(8)}.tar"
     await runtime.write(name, payload)

@@ -88,6 +88,28 @@ exit 0
 """Run once by `setup` before the agent acts: the interpreter with pytest, the files of the
 toolchain whose digests `finalize` checks, git and git-filter-repo."""
 
+PRECOMPILE = r'''
+import hashlib, json, os, sys
+site, prefix = sys.argv[1], os.path.abspath(sys.argv[2])
+sys.pycache_prefix = prefix
+sys.path.append(site)
+import pytest
+import _pytest.main, _pytest.python, _pytest.runner, _pytest.fixtures, _pytest.monkeypatch, _pytest.terminal
+import _pytest.assertion.rewrite, _pytest.capture, _pytest.logging, _pytest.warnings, _pytest.skipping
+import importlib.util, pathlib, subprocess, select, tarfile, tempfile, signal, shutil, base64
+files = {}
+for root, dirs, names in os.walk(prefix):
+    for n in names:
+        full = os.path.join(root, n)
+        with open(full, "rb") as f:
+            files[os.path.relpath(full, prefix)] = hashlib.sha256(f.read()).hexdigest()
+print(json.dumps({"prefix": prefix, "files": files}))
+'''
+"""Run once by `setup`, before the agent acts: compiles pytest and the standard-library modules
+a pristine run imports into a bytecode folder and reports each file's sha256. The health run
+copies only files that still match into its own fresh bytecode folder, so it starts fast and
+never reads bytecode the agent wrote."""
+
 ISOLATED = ("-I", "-S", "-B")
 """Interpreter flags of every grading program: no environment, no site, no user site, no
 current directory on sys.path, no bytecode written (`-X pycache_prefix` keeps it from reading
@@ -191,8 +213,12 @@ if hashlib.sha256(payload).hexdigest() != digest:
 scratch = tempfile.mkdtemp(prefix="audit-health-")
 copy = os.path.join(scratch, "repo")
 os.mkdir(copy)
+allowed = {}
 with tarfile.open(fileobj=io.BytesIO(payload)) as tar:
     for m in tar.getmembers():
+        if m.name == ".audit-bytecode.json" and m.isfile():
+            allowed = json.loads(tar.extractfile(m).read())
+            continue
         parts = m.name.split("/")
         if not m.isfile() or m.name.startswith("/") or ".." in parts or "" in parts:
             continue
@@ -228,6 +254,23 @@ r, w = os.pipe()
 env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": scratch, "LANG": "C.UTF-8", "TMPDIR": scratch,
        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 prefix = os.path.join(scratch, ".pycache")
+source = allowed.get("prefix", "")
+for rel, sha in (allowed.get("files") or {}).items():
+    parts = rel.split("/")
+    if not source or rel.startswith("/") or ".." in parts or not rel.endswith(".pyc"):
+        continue
+    try:
+        fd = os.open(os.path.join(source, rel), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(16 << 20)
+    except OSError:
+        continue
+    if hashlib.sha256(data).hexdigest() != sha:
+        continue  # changed since setup: recompiled from the (digest-checked) source instead
+    target = os.path.join(prefix, *parts)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target, "wb") as out:
+        out.write(data)
 child = subprocess.Popen([sys.executable, "-I", "-S", "-B", "-X", "pycache_prefix=" + prefix, "-c", BOOT, str(w), nonce, site, copy],
                          cwd=scratch, env=env, pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True)
