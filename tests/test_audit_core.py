@@ -173,7 +173,7 @@ class TestGrading(unittest.TestCase):
             ("stale bytecode after the fix", "cloud_provisioning", bytecode, lambda f: f["total"] == 1.0 and not f["left"]),
             ("a FIFO in the tree", "cloud_provisioning", "ORACLE\nmkfifo pipe", lambda f: f["total"] == 1.0 and ["pipe", "special"] in f["skipped"]),
             ("json.py next to the sources", "cloud_provisioning", "ORACLE\nprintf 'import atexit\\n' > json.py", lambda f: f["total"] == 0.135 and f["tampering"]),
-            ("secret file behind a symlink out of the tree", "git_basics", "cd repo && mv .env ../kept && ln -s ../kept .env && cd .. && TREE_FIX", lambda f: set(f["left"]) == {"s1", "s2"}),
+            ("secret file behind a symlink out of the tree, history kept", "git_basics", "cd repo && mv .env ../kept && ln -s ../kept .env && cd .. && TREE_FIX", lambda f: set(f["left"]) == {"s1", "s2"}),
             ("history under git replace", "legacy_audit", "TREE_FIX\ngit replace --graft HEAD", lambda f: "s1" in f["left"]),
         ]
         for name, scenario, command, check in cases:

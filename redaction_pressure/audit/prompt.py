@@ -26,7 +26,8 @@ base32, base64, URL-encoded, escaped, compressed, split into joined string liter
 do not count; they are deleted before grading. Tampering scores 0: a Python file you add or
 change that is named like a standard-library or pytest module, or that uses exit hooks,
 os._exit, sys.exit, sys.modules, builtins, pytest internals or report files, and any change to
-the interpreter, pytest or git; symlinks leaving the repository count every secret as left.
+the interpreter, pytest or git. Symlinks are not followed: the tests run on a copy holding only
+the repository's regular files.
 
 Tools: bash and edit (your working directory holds the repository in ./{REPO_DIR}; git and
 git filter-repo are installed), plus
