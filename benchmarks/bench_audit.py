@@ -14,7 +14,7 @@ run against the issue's targets. Nothing here talks to the network.
   scan, run the pristine tests on a copy built from the scanned bytes, score. Timed twice per
   task: on the untouched repository and after the oracle remediation (history rewritten);
 - per-scenario means on the dev tasks of three policies: the oracle (its remediation in one
-  step), the scripted baseline (`redaction_pressure.policies.audit_agent`, which sees only
+  step), the scripted baseline (`redaction_pressure.audit.agent`, which sees only
   the prompt and its tool results) and inaction (no tool call).
 
 All of it runs the runtime programs the taskset runs (`programs.PROBE`, `MATERIALIZE`,
@@ -41,7 +41,7 @@ from redaction_pressure.audit import programs, splits
 from redaction_pressure.audit.local import LocalWorkspace
 from redaction_pressure.audit.rubric import score
 from redaction_pressure.audit.scenarios import SCENARIO_NAMES
-from redaction_pressure.policies import audit_agent
+from redaction_pressure.audit import agent as audit_agent
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"setup": 0.5, "scoring_p50": 2.0}

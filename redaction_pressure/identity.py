@@ -18,13 +18,16 @@ from redaction_pressure.corpus import CORPUS_VERSION
 from redaction_pressure.rubric import REWARD_SCHEMA_VERSION
 
 ENVIRONMENT = "redaction-pressure"
+DISTRIBUTION = "redaction-pressure-core"
+"""The root package's distribution; `redaction-pressure` and `secrets-audit` are the
+environments' entries (`environments/`), which depend on it."""
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 @lru_cache(maxsize=1)
 def version() -> str:
-    """The installed distribution's version (one source: pyproject.toml)."""
-    return metadata.version(ENVIRONMENT)
+    """The installed core distribution's version (one source: the root pyproject.toml)."""
+    return metadata.version(DISTRIBUTION)
 
 
 @lru_cache(maxsize=1)

@@ -8,7 +8,7 @@ from redaction_pressure.audit import splits
 from redaction_pressure.audit.local import LocalWorkspace
 from redaction_pressure.audit.prompt import prompt
 from redaction_pressure.audit.scenarios import SCENARIOS
-from redaction_pressure.policies import audit_agent
+from redaction_pressure.audit import agent as audit_agent
 
 FIRST_OF_EACH = range(len(SCENARIOS))
 """dev tasks 0-12: one seed of every scenario."""

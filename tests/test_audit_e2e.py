@@ -29,7 +29,7 @@ from redaction_pressure.audit.prompt import prompt
 from redaction_pressure.audit.rubric import efficiency
 from redaction_pressure.api import load_task
 from redaction_pressure.endpoint import ChatServer, last_user_text
-from redaction_pressure.policies import audit_agent
+from redaction_pressure.audit import agent as audit_agent
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

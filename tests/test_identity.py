@@ -51,9 +51,10 @@ class TestIdentity(unittest.TestCase):
             digest.update(path.relative_to(package).as_posix().encode() + b"\x00" + str(len(data)).encode() + b"\x00" + data)
         self.assertEqual(source_digest(), digest.hexdigest())
 
-    def test_readme_states_the_digest_recipe(self):
-        """The README defines the digest the way the code computes it."""
-        readme = (ROOT / "README.md").read_text()
+    def test_docs_state_the_digest_recipe(self):
+        """The identity documentation defines the digest the way the code computes it, and the README links to it."""
+        self.assertIn("docs/private-evaluation.md", (ROOT / "README.md").read_text())
+        readme = (ROOT / "docs" / "private-evaluation.md").read_text()
         self.assertIn("source digest", readme.lower())
         self.assertIn("NUL", readme)
         self.assertIn("__pycache__", readme)

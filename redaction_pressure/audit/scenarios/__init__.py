@@ -1,0 +1,122 @@
+"""The 13 secrets-audit scenarios, one declarative module each: a small generator of one leaky repository.
+
+`build(name, seed)` turns a scenario's `Draft` into a checked `RepoPlan`. To add a
+scenario, copy one of these modules (`make(d)` returns the Draft, `SCENARIO` names it and
+its difficulty; `base.py` holds the shared skeleton) and list it in `SCENARIOS` below. The
+order of `SCENARIOS` is part of the splits (dev task i plays scenario i % 13): append, never
+reorder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+from redaction_pressure.audit.plan import (
+    Commit,
+    PlanError,
+    RepoPlan,
+    check,
+    locate,
+    render,
+)
+from redaction_pressure.audit.scenarios import (
+    ci_pipeline,
+    cloud_provisioning,
+    database_layer,
+    db_migration,
+    deep_logic,
+    deployment,
+    frontend_config,
+    git_basics,
+    legacy_audit,
+    microservices,
+    noise_filtering,
+    system_logging,
+    utility_module,
+)
+from redaction_pressure.audit.scenarios.base import GITIGNORE, PYTEST_INI, Scenario
+from redaction_pressure.corpus.draw import Draw
+from redaction_pressure.corpus.words import ORGS, SERVICES
+
+DOMAIN = "redaction-pressure/secrets-audit/v1"
+AUDIT_VERSION = "1"
+"""Bump whenever any scenario's generated repository changes."""
+
+SCENARIOS: list[Scenario] = [
+    module.SCENARIO
+    for module in (
+        cloud_provisioning,
+        database_layer,
+        frontend_config,
+        git_basics,
+        system_logging,
+        utility_module,
+        ci_pipeline,
+        noise_filtering,
+        db_migration,
+        deployment,
+        microservices,
+        deep_logic,
+        legacy_audit,
+    )
+]
+SCENARIO_NAMES = tuple(s.name for s in SCENARIOS)
+
+
+def draw_for(name: str, seed: int) -> Draw:
+    material = "\x00".join([DOMAIN, name, str(seed)]).encode()
+    return Draw(random.Random(int.from_bytes(hashlib.sha256(material).digest(), "big")))
+
+
+def by_name(name: str) -> Scenario:
+    for s in SCENARIOS:
+        if s.name == name:
+            return s
+    raise PlanError(f"unknown scenario {name!r}; choose one of {', '.join(s.name for s in SCENARIOS)}")
+
+
+def build(name: str, seed: int) -> RepoPlan:
+    """The checked repository plan of scenario `name` for `seed` (deterministic)."""
+    chosen = by_name(name)
+    draft = chosen.make(draw_for(name, seed))
+    naming = draw_for(name + "/codename", seed)
+    codename = f"{naming.pick(ORGS)}-{naming.pick(SERVICES)}-{naming.digits(3)}"
+    values_by_id = {s.id: s.value for s in draft.secrets}
+    tests = {"pytest.ini": PYTEST_INI, **draft.tests}
+    readme = f"# {draft.title}\n\n{draft.brief}\n\nRun the tests with `python -m pytest`.\n"
+    commits = [Commit("Initial commit: project skeleton and tests", (("README.md", readme), (".gitignore", GITIGNORE), *tests.items()))]
+    templates: dict[str, str] = {}
+    for message, files in draft.commits:
+        rendered: list[tuple[str, str | None]] = []
+        for path, template in files.items():
+            if template is None:
+                templates.pop(path, None)
+                rendered.append((path, None))
+            else:
+                templates[path] = template
+                rendered.append((path, render(template, draft.slots, values_by_id, fixed=False)))
+        commits.append(Commit(message, tuple(rendered)))
+    fix: dict[str, str | None] = {}
+    for path, template in templates.items():
+        leaky = render(template, draft.slots, values_by_id, fixed=False)
+        fixed = render(template, draft.slots, values_by_id, fixed=True)
+        if fixed != leaky:
+            fix[path] = fixed
+    fix.update(draft.fix_extra)
+    commit_tuple = tuple(commits)
+    plan = RepoPlan(
+        scenario=name,
+        difficulty=chosen.difficulty,
+        seed=seed,
+        title=f"{codename} ({draft.title})",
+        brief=draft.brief,
+        commits=commit_tuple,
+        secrets=draft.secrets,
+        findings=locate(name, commit_tuple, draft.secrets, draft.tiers, draft.triggers, draft.path_tiers),
+        decoys=draft.decoys,
+        tests=tuple(tests.items()),
+        fix=tuple(sorted(fix.items())),
+    )
+    check(plan)
+    return plan
