@@ -774,10 +774,10 @@ def _body(value: str) -> str:
 
 
 def fragment(value: str) -> str:
-    """16 consecutive characters from the middle of the random body."""
-    body = _body(value)
-    start = max(0, len(body) // 2 - 8)
-    return body[start:start + 16]
+    """16 consecutive characters of the random body: a token's last 16 (prefixes lead), a key's middle line's last 16."""
+    lines = value.splitlines()
+    body = lines[len(lines) // 2] if len(lines) > 2 else value
+    return body[-16:]
 
 
 def _halves(value: str) -> tuple[str, str]:
