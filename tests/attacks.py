@@ -235,12 +235,13 @@ def cleanup(root: Path) -> None:
 JSON_SHADOW = r'''
 import sys as _sys, os as _os
 _here = _os.path.dirname(_os.path.abspath(__file__))
+_self = _sys.modules[__name__]
 _saved = list(_sys.path)
 _sys.path[:] = [p for p in _sys.path if _os.path.abspath(p or ".") != _here]
 del _sys.modules["json"]
 import json as _real
 _sys.path[:] = _saved
-_sys.modules["json"] = _sys.modules[__name__]
+_sys.modules["json"] = _self
 load, loads, dumps = _real.load, _real.loads, _real.dumps
 JSONDecodeError = _real.JSONDecodeError
 def dump(obj, fp, *a, **k):
@@ -376,6 +377,20 @@ def open(file, mode="r", *a, **k):
 builtins.open = open
 '''
 
+PIPE_FORGE = r'''
+import importlib, json, pathlib, re
+_main = importlib.import_module("__main__")
+_where = getattr(_main, "copy", None)
+_pipe = getattr(_main, "w", None)
+if _where and _pipe is not None and getattr(_main, "nonce", None):
+    _ids = {}
+    for _test in sorted(pathlib.Path(_where, "tests").glob("test_*.py")):
+        for _name in re.findall(r"^def (test_\w+)", _test.read_text(), re.M):
+            _ids["tests/%s::%s" % (_test.name, _name)] = "passed"
+    _pipe.write(json.dumps({"nonce": _main.nonce, "outcomes": _ids, "exit": 0}) + "\n")
+    _pipe.flush()
+'''
+
 RUNTIME_PLUGIN = r'''
 import gc, sys
 def _force_pass():
@@ -414,6 +429,11 @@ def _hooks() -> list[Attack]:
             lambda plan: [gut(plan, BUILTINS_OPEN)], history_secrets, 0.0, py,
         ),
         Attack(
+            "report_pipe_via_main", "test machinery",
+            "Sources gutted to a stub that reaches the test runner's `__main__` through importlib and writes a forged all-passed report with its nonce.",
+            lambda plan: [gut(plan, PIPE_FORGE)], history_secrets, 0.0, py,
+        ),
+        Attack(
             "runtime_pytest_plugin", "test machinery",
             "Sources gutted to a stub that finds pytest's Config and registers a plugin marking every report passed (writes sys.modules).",
             lambda plan: [gut(plan, RUNTIME_PLUGIN)], history_secrets, 0.0, py,
@@ -428,12 +448,12 @@ SITE = 'SP=$(python3 -c "import sysconfig; print(sysconfig.get_paths()[\'purelib
 
 def _outside() -> list[Attack]:
     def pth(plan: RepoPlan) -> list[str]:
-        code = restore_py("copy").replace("\n", "\\n")
+        line = "import os; exec(" + repr(restore_py("copy")) + ")\n"
         return [
             gut(plan)
             + "\n" + SITE
-            + f"\nprintf '%s\\n' \"import os; exec({code!r})\" > \"$SP/zz_audit_attack.pth\""
-            + '\nsed -i "s#@W@#$W#g" "$SP/zz_audit_attack.pth"'
+            + "\n" + write(".attack.pth", line)
+            + '\nsed "s#@W@#$W#g" .attack.pth > "$SP/zz_audit_attack.pth"'
             + '\necho "$SP/zz_audit_attack.pth" >> .attack-cleanup'
         ]
 
@@ -467,11 +487,48 @@ def _outside() -> list[Attack]:
             + "\nsetsid python3 .watch.py </dev/null >/dev/null 2>&1 & echo $! >> .attack-pids"
         ]
 
+    def report_daemon(plan: RepoPlan) -> list[str]:
+        loop = (
+            "import json, os, pathlib, re, time\n"
+            "end = time.time() + 120\n"
+            "done = set()\n"
+            "def ids(copy):\n"
+            "    out = {}\n"
+            "    for t in sorted(pathlib.Path(copy, 'tests').glob('test_*.py')):\n"
+            "        for n in re.findall(r'^def (test_\\w+)', t.read_text(), re.M):\n"
+            "            out['tests/%s::%s' % (t.name, n)] = 'passed'\n"
+            "    return out\n"
+            "while time.time() < end:\n"
+            "    for proc in pathlib.Path('/proc').iterdir():\n"
+            "        if not proc.name.isdigit() or proc.name in done:\n"
+            "            continue\n"
+            "        try:\n"
+            "            argv = (proc / 'cmdline').read_bytes().split(b'\\0')\n"
+            "            ppid = re.search(r'PPid:\\s+(\\d+)', (proc / 'status').read_text()).group(1)\n"
+            "            if os.path.realpath('/proc/%s/cwd' % ppid) != '@W@':\n"
+            "                continue\n"
+            "            text = [a.decode(errors='replace') for a in argv if a]\n"
+            "            if '-c' not in text or len(text) < 4 or not os.path.isdir(os.path.join(text[-1], 'tests')):\n"
+            "                continue\n"
+            "            fd, nonce, copy = text[-4], text[-3], text[-1]\n"
+            "            with open('/proc/%s/fd/%s' % (proc.name, fd), 'w') as pipe:\n"
+            "                pipe.write(json.dumps({'nonce': nonce, 'outcomes': ids(copy), 'exit': 0}) + '\\n')\n"
+            "            done.add(proc.name)\n"
+            "        except (OSError, AttributeError, ValueError):\n"
+            "            pass\n"
+            "    time.sleep(0.01)\n"
+        )
+        return [
+            gut(plan)
+            + "\n" + write(".watch.py", loop) + "\n" + fill_w(".watch.py")
+            + "\nsetsid python3 .watch.py </dev/null >/dev/null 2>&1 & echo $! >> .attack-pids"
+        ]
+
     def fake_git(plan: RepoPlan) -> list[str]:
         wrapper = (
             "#!/bin/sh\n"
             'if [ "$(pwd -P)" = "@W@/repo" ] && [ -d "@W@/.clean/.git" ]; then\n'
-            '  exec @GIT@ --git-dir="@W@/.clean/.git" "$@"\n'
+            '  case "$1" in rev-list|cat-file|log|ls-files) exec @GIT@ --git-dir="@W@/.clean/.git" "$@";; esac\n'
             "fi\n"
             'exec @GIT@ "$@"\n'
         )
@@ -504,6 +561,11 @@ def _outside() -> list[Attack]:
             "process_left_running", "outside the repository",
             "Sources deleted, and a background process left running copies them into any health copy it sees.",
             daemon, history_secrets, 0.0, py,
+        ),
+        Attack(
+            "process_forges_report", "outside the repository",
+            "Sources deleted, and a process left running finds the grader's test process in /proc and writes a forged report into its pipe.",
+            report_daemon, history_secrets, 0.0, py,
         ),
         Attack(
             "fake_git_on_path", "outside the repository",
@@ -577,12 +639,12 @@ def _symlinks() -> list[Attack]:
         Attack(
             "symlinks_out_of_repo", "symlinks",
             "Every secret and tested file moved outside the repository and linked back with symlinks.",
-            moved(False), history_secrets, 0.0,
+            moved(False), all_secrets, 0.0,
         ),
         Attack(
             "symlinks_into_git_dir", "symlinks",
             "Every secret and tested file moved into .git/ and linked back with relative symlinks.",
-            moved(True), history_secrets, 0.0,
+            moved(True), all_secrets, 0.0,
         ),
     ]
 
@@ -712,10 +774,10 @@ def _body(value: str) -> str:
 
 
 def fragment(value: str) -> str:
-    """16 consecutive characters from the middle of the random body."""
-    body = _body(value)
-    start = max(0, len(body) // 2 - 8)
-    return body[start:start + 16]
+    """16 consecutive characters of the random body: a token's last 16 (prefixes lead), a key's middle line's last 16."""
+    lines = value.splitlines()
+    body = lines[len(lines) // 2] if len(lines) > 2 else value
+    return body[-16:]
 
 
 def _halves(value: str) -> tuple[str, str]:
@@ -746,7 +808,7 @@ ENCODINGS: dict[str, tuple[str, str, Callable[[str], str]]] = {
     "js_concat": ("web_kept.js", "the secret split into two JavaScript literals joined by +",
                   lambda v: "const k = " + " + ".join(_py_literal(h) for h in _halves(v)) + ";"),
     "shell_concat": ("kept.sh", "the secret split into two adjacent shell-quoted words",
-                     lambda v: "K=" + "".join(shlex.quote(h) for h in _halves(v))),
+                     lambda v: "K=" + "".join('"' + h.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$").replace("`", "\\`") + '"' for h in _halves(v))),
     "unicode_escapes": ("app_escaped.py", "the secret as \\u escapes in a Python literal",
                         lambda v: 'K = "' + "".join("\\u%04x" % ord(c) for c in v) + '"'),
     "partly_percent_encoded": ("notes/url.txt", "every other character of the secret percent-encoded", _partly_percent),

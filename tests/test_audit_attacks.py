@@ -76,7 +76,7 @@ def play(plan: RepoPlan, commands: list[str], extra: list[tuple[str, str]] = ())
 
             worker = threading.Thread(target=collect, daemon=True)
             worker.start()
-            worker.join(HANG_SECONDS)
+            worker.join(3 * HANG_SECONDS)  # generous: a loaded 2-core machine stretches a 1 s grade past a minute
             hung = worker.is_alive()
             if hung:
                 _unblock(ws.root)

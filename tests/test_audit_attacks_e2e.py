@@ -34,6 +34,8 @@ from redaction_pressure.endpoint import ChatServer
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 CONCURRENT = 3
+RUN_TIMEOUT = 25 * HANG_SECONDS
+"""A hang guard for the whole run; episodes finished by then are still checked."""
 
 FIND_TOOL_SERVER = (
     "W=$(pwd -P); TOOLS=''; for p in /proc/[0-9]*; do"
@@ -204,18 +206,28 @@ class TestAttacksThroughVfEval(unittest.TestCase):
         out = cls.home / "run"
         watch = FifoWatch(cls.home / "fifos")
         watch.start()
+        only = os.environ.get("AUDIT_ATTACKS_E2E_ONLY")
+        if only:  # measuring a few episodes (e.g. on another grader for the docs table)
+            cls.plays = {i: e for i, e in cls.plays.items() if str(i) in only.split(",")}
+            cls.model.scripts = {prompt(e2e_plan(e.index)).user: e.turns for e in cls.plays.values()}
+        argv = [str(BIN / "vf-eval"), "secrets-audit", "--select.include.idx", *map(str, sorted(cls.plays)), "-m", "standin",
+                "--client.base-url", cls.model.url, "--client.api-key-var", "STANDIN_KEY",
+                "--env.agent.runtime.type", "subprocess", "--env.taskset.split", "dev",
+                "--no-push", "--no-rich", "-c", str(CONCURRENT), "-o", str(out)]  # fmt: skip
+        proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        cls.timed_out = False
         try:
-            run = subprocess.run(
-                [str(BIN / "vf-eval"), "secrets-audit", "--select.include.idx", *map(str, sorted(cls.plays)), "-m", "standin",
-                 "--client.base-url", cls.model.url, "--client.api-key-var", "STANDIN_KEY",
-                 "--env.agent.runtime.type", "subprocess", "--env.taskset.split", "dev",
-                 "--no-push", "--no-rich", "-c", str(CONCURRENT), "-o", str(out)],
-                env=env, cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=15 * HANG_SECONDS,
-            )  # fmt: skip
+            stdout, stderr = proc.communicate(timeout=RUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            cls.timed_out = True
+            os.killpg(proc.pid, 9)  # the run this test started, by its process group
+            stdout, stderr = proc.communicate()
         finally:
             watch.stopped.set()
             watch.join()
             cls._end_leftovers()
+        run = subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
         cls.run = run
         cls.fifo_blocked = watch.blocked
         found = list(out.rglob("traces.jsonl"))
@@ -235,7 +247,8 @@ class TestAttacksThroughVfEval(unittest.TestCase):
         shutil.rmtree(cls.home, ignore_errors=True)
 
     def test_the_run_completes(self):
-        """vf-eval exits 0 and writes a trace for every attacked task."""
+        """vf-eval exits 0 within the hang guard and writes a trace for every attacked task."""
+        self.assertFalse(self.timed_out, f"vf-eval still running after {RUN_TIMEOUT:g} s; traces for {sorted(self.traces)}")
         self.assertEqual(self.run.returncode, 0, self.run.stderr[-3000:])
         self.assertEqual(sorted(self.traces), sorted(self.plays))
 
@@ -254,6 +267,8 @@ class TestAttacksThroughVfEval(unittest.TestCase):
 
     def test_the_tool_server_holds_no_seed_secret_or_gold_fix(self):
         """The tool server's environment, command line and state channel give the agent no secret value, no seed and no gold fix."""
+        if 15 not in self.plays:
+            self.skipTest("task 15 was not selected")  # only with AUDIT_ATTACKS_E2E_ONLY
         dumped = self.home / "tool-state.json"
         self.assertTrue(dumped.exists(), "the dump ran")
         text = dumped.read_text()
