@@ -17,7 +17,7 @@ from standin import StandInModel
 from redaction_pressure import policies
 from redaction_pressure.api import load_task
 from redaction_pressure.policies.prompted import PROMPT_POLICIES
-from redaction_pressure.report import analysis, runs
+from redaction_pressure.report import analysis, runs, stats
 from redaction_pressure.rules import Rule
 from redaction_pressure.spans import Record, Span
 from redaction_pressure.splits import seed_for
@@ -89,7 +89,7 @@ class TestMarks(unittest.TestCase):
         self.assertEqual(first, second)
         self.assertLess(first.low, first.mean)
         self.assertLess(first.mean, first.high)
-        self.assertEqual(analysis.bootstrap([0.4] * 5), analysis.Interval(0.4, 0.4, 0.4))
+        self.assertEqual(stats.bootstrap([0.4] * 5), stats.Interval(0.4, 0.4, 0.4))
 
 
 class TestReadingRuns(unittest.TestCase):

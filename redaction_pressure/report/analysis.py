@@ -18,26 +18,15 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from redaction_pressure.api import load_task
 from redaction_pressure.report.runs import Episode, Run
+from redaction_pressure.report.stats import Interval, bootstrap
 from redaction_pressure.rubric import grade
 from redaction_pressure.rules import Rule, parse_reply
 from redaction_pressure.spans import Record
 
-BOOTSTRAP_RESAMPLES = 10_000
-BOOTSTRAP_SEED = 20_261_130
 CHECKED_METRICS = ("secrets_removed", "decoys_touched", "chars_removed", "secrets_total", "decoys_total")
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A mean and its 95% bootstrap interval."""
-
-    mean: float
-    low: float
-    high: float
 
 
 @dataclass(frozen=True)
@@ -129,17 +118,6 @@ class Marks:
     """Metric names whose count here differs from the trace's."""
     problem: str = ""
     """Why the records are not shown (the task no longer rebuilds as the model saw it)."""
-
-
-def bootstrap(values: list[float]) -> Interval:
-    """The mean of `values` with a 95% percentile bootstrap interval."""
-    data = np.asarray(values, dtype=float)
-    if data.size == 0:
-        return Interval(0.0, 0.0, 0.0)
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    means = data[rng.integers(0, data.size, size=(BOOTSTRAP_RESAMPLES, data.size))].mean(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return Interval(float(data.mean()), float(low), float(high))
 
 
 def kind_counts(episodes) -> dict[str, tuple[int, int]]:

@@ -17,7 +17,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from redaction_pressure.report.analysis import Interval, bootstrap
+from redaction_pressure.report.stats import Interval, bootstrap
 
 OUTPUT_CHARS = 600
 """A tool result is shown cut to its first and last characters, this many in all."""
