@@ -85,7 +85,7 @@ class TestMarks(unittest.TestCase):
     def test_bootstrap_interval_holds_the_mean_and_is_reproducible(self):
         """The 95% interval brackets the mean, is the same on every call, and is a point for constant data."""
         values = [0.0, 0.5, 1.0, 1.0, 0.25, 0.75]
-        first, second = analysis.bootstrap(values), analysis.bootstrap(values)
+        first, second = stats.bootstrap(values), stats.bootstrap(values)
         self.assertEqual(first, second)
         self.assertLess(first.low, first.mean)
         self.assertLess(first.mean, first.high)

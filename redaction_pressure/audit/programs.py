@@ -229,26 +229,31 @@ with tarfile.open(fileobj=io.BytesIO(payload)) as tar:
         os.chmod(target, m.mode & 0o755)
 nonce = base64.b32encode(os.urandom(10)).decode()
 BOOT = """
-import json, os, sys
-fd, nonce, site, copy = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-w = os.fdopen(fd, "w")
-sys.argv[1:] = []
-sys.path.append(site)
-import pytest
-class Reporter:
-    def __init__(self):
-        self.seen = {}
-    def pytest_runtest_logreport(self, report):
-        if report.outcome != "passed" or report.when == "call":
-            prev = self.seen.get(report.nodeid)
-            self.seen[report.nodeid] = report.outcome if prev in (None, "passed") else prev
-    def pytest_sessionfinish(self, session, exitstatus):
-        w.write(json.dumps({"nonce": nonce, "outcomes": self.seen, "exit": int(exitstatus)}) + "\\n")
-        w.flush()
-code = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--rootdir", copy, "-c", os.path.join(copy, "pytest.ini"),
-                    "--confcutdir", copy, "-o", "addopts=", "-o", "cache_dir=" + os.devnull, os.path.join(copy, "tests")],
-                   plugins=[Reporter()])
-sys.exit(int(code))
+def _run():
+    # Everything the report depends on stays in this function's closure: the tested code
+    # shares the process, so nothing is left in __main__, argv or the environment.
+    import json, os, sys
+    fd, site, copy = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    nonce = sys.stdin.readline().strip()
+    sys.argv[1:] = []
+    w = os.fdopen(fd, "w")
+    sys.path.append(site)
+    import pytest
+    class Reporter:
+        def __init__(self):
+            self.seen = {}
+        def pytest_runtest_logreport(self, report):
+            if report.outcome != "passed" or report.when == "call":
+                prev = self.seen.get(report.nodeid)
+                self.seen[report.nodeid] = report.outcome if prev in (None, "passed") else prev
+        def pytest_sessionfinish(self, session, exitstatus):
+            w.write(json.dumps({"nonce": nonce, "outcomes": self.seen, "exit": int(exitstatus)}) + "\\n")
+            w.flush()
+    return pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--rootdir", copy, "-c", os.path.join(copy, "pytest.ini"),
+                        "--confcutdir", copy, "-o", "addopts=", "-o", "cache_dir=" + os.devnull, os.path.join(copy, "tests")],
+                       plugins=[Reporter()])
+import sys
+sys.exit(int(_run()))
 """
 r, w = os.pipe()
 env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": scratch, "LANG": "C.UTF-8", "TMPDIR": scratch,
@@ -271,10 +276,15 @@ for rel, sha in (allowed.get("files") or {}).items():
     os.makedirs(os.path.dirname(target), exist_ok=True)
     with open(target, "wb") as out:
         out.write(data)
-child = subprocess.Popen([sys.executable, "-I", "-S", "-B", "-X", "pycache_prefix=" + prefix, "-c", BOOT, str(w), nonce, site, copy],
-                         cwd=scratch, env=env, pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+child = subprocess.Popen([sys.executable, "-I", "-S", "-B", "-X", "pycache_prefix=" + prefix, "-c", BOOT, str(w), site, copy],
+                         cwd=scratch, env=env, pass_fds=(w,), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True)
 os.close(w)
+try:
+    child.stdin.write((nonce + "\n").encode())
+    child.stdin.close()
+except OSError:
+    pass
 deadline = time.monotonic() + timeout
 data = b""
 status = None

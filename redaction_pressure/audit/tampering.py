@@ -31,7 +31,11 @@ RESERVED = set(sys.stdlib_module_names) | {
 MODULES = {"atexit": "an exit hook (atexit)", "builtins": "writes to builtins", "pytest": "imports pytest",
            "_pytest": "imports pytest internals", "pluggy": "imports pluggy", "ctypes": "ctypes",
            "gc": "the garbage collector (gc)", "signal": "signal handlers", "faulthandler": "faulthandler",
-           "inspect": "frame inspection (inspect)"}  # fmt: skip
+           "inspect": "frame inspection (inspect)", "importlib": "dynamic imports (importlib)",
+           "traceback": "frame walking (traceback)"}  # fmt: skip
+FRAMES = {"tb_frame", "f_back", "f_locals", "f_globals", "gi_frame", "cr_frame", "ag_frame", "__closure__",
+          "cell_contents", "__globals__"}
+"""Attributes that walk into other frames or closures, where the test runner keeps its state."""
 ATTRS = {("os", "_exit"): "os._exit", ("sys", "modules"): "sys.modules", ("sys", "meta_path"): "sys.meta_path",
          ("sys", "path_hooks"): "sys.path_hooks", ("sys", "settrace"): "sys.settrace", ("sys", "setprofile"): "sys.setprofile",
          ("sys", "excepthook"): "sys.excepthook", ("sys", "_getframe"): "sys._getframe", ("os", "write"): "os.write",
@@ -57,6 +61,13 @@ def check_source(path: str, text: str) -> list[str]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []  # code that does not parse cannot hook anything; the tests will fail on it
     found: list[str] = []
+    # `if __name__ == "__main__":` is ordinary; any other use of "__main__" reaches the runner.
+    guards = {
+        id(side)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare) and any(isinstance(n, ast.Name) and n.id == "__name__" for n in [node.left, *node.comparators])
+        for side in [node.left, *node.comparators]
+    }
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [MODULES[a.name.split(".")[0]] for a in node.names if a.name.split(".")[0] in MODULES]
@@ -67,10 +78,14 @@ def check_source(path: str, text: str) -> list[str]:
             found += [ATTRS[(root, a.name)] for a in node.names if (root, a.name) in ATTRS]
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (node.value.id, node.attr) in ATTRS:
             found.append(ATTRS[(node.value.id, node.attr)])
+        elif isinstance(node, ast.Attribute) and node.attr in FRAMES:
+            found.append(f"frame or closure access ({node.attr})")
         elif isinstance(node, ast.Name) and node.id in NAMES:
             found.append(NAMES[node.id])
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             found += [f"the string {s!r}" for s in STRINGS if s in node.value.lower()]
+            if node.value == "__main__" and id(node) not in guards:
+                found.append("the runner's __main__ module")
     return sorted(set(found))
 
 
