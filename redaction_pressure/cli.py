@@ -171,7 +171,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--split", choices=splits.SPLITS, default="dev")
     evaluate.add_argument("-n", "--num-tasks", type=int, help="tasks to run (default: all 64 of dev; required for train)")
     evaluate.add_argument("-c", "--max-concurrent", type=int, help="episodes in flight (vf-eval's -c; default vf-eval's)")
-    evaluate.add_argument("-o", "--output", type=Path, default=Path("runs"), help="folder of runs (default ./runs)")
+    evaluate.add_argument("-o", "--output", type=Path, default=Path("outputs"), help="folder of runs, as vf-eval's -o (default ./outputs)")
     evaluate.set_defaults(run=_eval)
 
     report = commands.add_parser(

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,12 @@ class Endpoint:
     api_key_var: str
 
 
+def run_name(taskset: str, model: str) -> str:
+    """`<environment>--<model>--<short id>`: vf-eval's own default also names the harness,
+    which for a taskset that bundles its harness repeats the environment id."""
+    return f"{taskset}--{model.replace('/', '--')}--{uuid.uuid4().hex[:8]}".lower()
+
+
 def vf_eval_command(
     endpoint: Endpoint, split: str, tasks: int, output: Path, concurrency: int | None, taskset: str = TASKSET_ID
 ) -> list[str]:
@@ -53,7 +60,7 @@ def vf_eval_command(
         _tool("vf-eval"), taskset, "-n", str(tasks), "-m", endpoint.model,
         "--client.base-url", endpoint.base_url, "--client.api-key-var", endpoint.api_key_var,
         "--env.agent.runtime.type", "subprocess", "--env.taskset.split", split,
-        "--no-push", "--no-rich", "-o", str(output),
+        "--no-push", "--no-rich", "-o", str(output), "--run.name", run_name(taskset, endpoint.model),
     ]  # fmt: skip
     if concurrency is not None:
         command += ["-c", str(concurrency)]

@@ -1,7 +1,7 @@
 """The README's offline commands run verbatim: every ```bash offline block, as a reader would paste it.
 
 The blocks are extracted from README.md (so a changed flag breaks this test, not the reader)
-and run with bash in a temporary copy of the tracked files, so relative outputs (`runs/`,
+and run with bash in a temporary copy of the tracked files, so relative outputs (`outputs/`,
 `outputs/`) land there; `uv run` uses this checkout's environment (`UV_PROJECT`, no sync).
 """
 
