@@ -124,7 +124,9 @@ def episodes(home: Path) -> list[Episode]:
     kill = Episode(
         14, "tool_server_killed",
         [[bash(programs.oracle_script(plan(14)))], [bash(FIND_TOOL_SERVER + "\nkill -9 $TOOLS")], [{"name": "status", "arguments": {}}]],
-        attacks.earned(plan(14), attacks.NOTHING, 1.0, 3),
+        # The episode stops before the third model call (the tool server is gone), so the
+        # status call is never made: two steps.
+        attacks.earned(plan(14), attacks.NOTHING, 1.0, 2),
     )
     dump = Episode(
         15, "tool_state_read",
