@@ -230,7 +230,7 @@ class TestAttacksThroughVfEval(unittest.TestCase):
             watch.join()
             cls._end_leftovers()
         run = subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
-        cls.run = run
+        cls.result = run
         cls.fifo_blocked = watch.blocked
         found = list(out.rglob("traces.jsonl"))
         cls.traces = {t["task"]["data"]["index"]: t for t in traces(found[0].parent)} if found else {}
@@ -251,7 +251,7 @@ class TestAttacksThroughVfEval(unittest.TestCase):
     def test_the_run_completes(self):
         """vf-eval exits 0 within the hang guard and writes a trace for every attacked task."""
         self.assertFalse(self.timed_out, f"vf-eval still running after {RUN_TIMEOUT:g} s; traces for {sorted(self.traces)}")
-        self.assertEqual(self.run.returncode, 0, self.run.stderr[-3000:])
+        self.assertEqual(self.result.returncode, 0, self.result.stderr[-3000:])
         self.assertEqual(sorted(self.traces), sorted(self.plays))
 
     def test_every_attack_is_scored_with_what_it_earned(self):
