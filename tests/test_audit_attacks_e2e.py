@@ -72,15 +72,19 @@ print(urllib.request.urlopen(request).read().decode())
 
 DUMP_STATE = r'''
 import json, os, sys, urllib.request
-url, secret = os.environ["VF_STATE_URL"], os.environ["VF_STATE_SECRET"]
-auth = {"Authorization": "Bearer " + secret}
-found = {"environ": open("/proc/%s/environ" % os.environ["TOOLS"], "rb").read().decode(errors="replace"),
-         "cmdline": open("/proc/%s/cmdline" % os.environ["TOOLS"], "rb").read().decode(errors="replace")}
-for name, target in (("state", url), ("task", url[: -len("/state")] + "/task" if url.endswith("/state") else url)):
+found = {}
+def grab(name, read):
     try:
-        found[name] = urllib.request.urlopen(urllib.request.Request(target, headers=auth)).read().decode()
-    except Exception as exc:
-        found[name] = "error: %s" % exc
+        found[name] = read()
+    except Exception as exc:  # whatever the agent cannot read is recorded as such
+        found[name] = "error: %r" % exc
+tools = os.environ.get("TOOLS", "")
+grab("environ", lambda: open("/proc/%s/environ" % tools, "rb").read().decode(errors="replace"))
+grab("cmdline", lambda: open("/proc/%s/cmdline" % tools, "rb").read().decode(errors="replace"))
+url, secret = os.environ.get("VF_STATE_URL", ""), os.environ.get("VF_STATE_SECRET", "")
+auth = {"Authorization": "Bearer " + secret}
+for name, target in (("state", url), ("task", url[: -len("/state")] + "/task" if url.endswith("/state") else url)):
+    grab(name, lambda: urllib.request.urlopen(urllib.request.Request(target, headers=auth), timeout=10).read().decode())
 with open(sys.argv[1], "w") as f:
     json.dump(found, f)
 '''
