@@ -132,6 +132,8 @@ def descendants(root: int) -> dict[int, str]:
 def role(command: str) -> str:
     if "redaction_pressure.worker" in command:
         return "scan worker"
+    if "resource_tracker" in command:  # multiprocessing's helper, not an env-server worker
+        return "other (chat programs, helpers)"
     if "multiprocessing" in command or "spawn_main" in command:
         return "env-server worker"
     return "other (chat programs, helpers)"
@@ -258,7 +260,7 @@ def served(tasks, replies, reference, args) -> None:
     if args.kill_env_worker_at is not None:
 
         def kill_env_worker() -> None:
-            workers = [pid for pid, cmd in descendants(server.pid).items() if role(cmd) == "env-server worker" and "resource_tracker" not in cmd]
+            workers = [pid for pid, cmd in descendants(server.pid).items() if role(cmd) == "env-server worker"]
             if workers:
                 os.kill(workers[0], signal.SIGKILL)
                 env_kills.append(workers[0])

@@ -103,7 +103,8 @@ class TestServeEnv(unittest.TestCase):
             found = []
             for pid in child_pids(self.server.pid):
                 try:
-                    if b"multiprocessing" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    command = Path(f"/proc/{pid}/cmdline").read_bytes()
+                    if b"multiprocessing" in command and b"resource_tracker" not in command:  # not the tracker
                         found.append(pid)
                 except OSError:
                     pass
