@@ -4,7 +4,7 @@
     redaction-pressure report RUN_DIR [RUN_DIR ...] -o FILE.html
     redaction-pressure show SPLIT INDEX
     redaction-pressure score FILE --split dev [--index N] [--json]
-    redaction-pressure baselines --split dev [--policy NAME ...] [--json]
+    redaction-pressure baselines --split dev [--difficulty LEVEL] [--policy NAME ...] [--json]
     redaction-pressure export SPLIT --out PATH
     redaction-pressure serve --policy NAME [--port N]
     redaction-pressure serve-env [--port N] [--workers N | --elastic --max-workers N]
@@ -34,6 +34,7 @@ from rich.text import Text
 
 from redaction_pressure import splits
 from redaction_pressure.api import DEFAULT_HIDDEN, DEFAULT_SHOWN, RedactionTask, load_task, score_reply
+from redaction_pressure.corpus import DEFAULT_DIFFICULTY, DIFFICULTIES
 from redaction_pressure.spans import Record
 
 PROG = "redaction-pressure"
@@ -138,6 +139,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--base-url", help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     evaluate.add_argument("--api-key-var", help="environment variable holding the endpoint's key")
     evaluate.add_argument("--split", choices=splits.SPLITS, default="dev")
+    _difficulty(evaluate)
     evaluate.add_argument("-n", "--num-tasks", type=int, help="tasks to run (default: all 64 of dev; required for train)")
     evaluate.add_argument("-c", "--max-concurrent", type=int, help="episodes in flight (vf-eval's -c; default vf-eval's)")
     evaluate.add_argument("-o", "--output", type=Path, default=Path("runs"), help="folder of runs (default ./runs)")
@@ -267,6 +269,7 @@ def _eval(args: argparse.Namespace, out: Console, err: Console) -> int:
             run_dir = evaluate.run_eval(
                 endpoint, split=args.split, tasks=tasks, output=args.output,
                 concurrency=args.max_concurrent, progress=lambda done, _: bar.update(job, completed=done), env=env,
+                difficulty=args.difficulty,
             )  # fmt: skip
     run = runs.load_run(run_dir / runs.TRACES_FILE)
     report = render.write([run], run_dir / evaluate.REPORT_FILE)
@@ -296,6 +299,12 @@ def _model_endpoint(args: argparse.Namespace, env: dict[str, str]):
 def _sizes(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shown", type=int, default=DEFAULT_SHOWN, help=f"records shown in the prompt (default {DEFAULT_SHOWN})")
     parser.add_argument("--hidden", type=int, default=DEFAULT_HIDDEN, help=f"unseen records scored (default {DEFAULT_HIDDEN})")
+    _difficulty(parser)
+
+
+def _difficulty(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--difficulty", choices=DIFFICULTIES, default=DEFAULT_DIFFICULTY, metavar="LEVEL",
+                        help=f"corpus level: {', '.join(DIFFICULTIES)} (default {DEFAULT_DIFFICULTY})")  # fmt: skip
 
 
 def _indices(split: str, size: int | None) -> range:
@@ -313,7 +322,7 @@ def _task(split: str, index: int, args: argparse.Namespace) -> RedactionTask:
         splits.check_index(split, index)
     except splits.SplitError as exc:
         raise UsageError(str(exc)) from None
-    return load_task(split, index, shown=args.shown, hidden=args.hidden)
+    return load_task(split, index, shown=args.shown, hidden=args.hidden, difficulty=args.difficulty)
 
 
 def _tasks(args: argparse.Namespace) -> list[RedactionTask]:
@@ -321,8 +330,9 @@ def _tasks(args: argparse.Namespace) -> list[RedactionTask]:
     return [_task(args.split, index, args) for index in indices]
 
 
-def _banner(split: str, count: int) -> str:
-    return f"split {split}, commitment {splits.commitment(split)}, {count} task(s)"
+def _banner(split: str, count: int, difficulty: str = DEFAULT_DIFFICULTY) -> str:
+    level = "" if difficulty == DEFAULT_DIFFICULTY else f" ({difficulty})"
+    return f"split {split}{level}, commitment {splits.commitment(split, difficulty)}, {count} task(s)"
 
 
 # -- show -------------------------------------------------------------------------------
@@ -335,7 +345,7 @@ def _show(args: argparse.Namespace, out: Console, err: Console) -> int:
         print(json.dumps(task.model_dump(exclude=None if public else {"hidden"}), indent=2))
         return 0
     out.rule(f"{task.split} task {task.index}")
-    out.print(_banner(task.split, 1), markup=False)
+    out.print(_banner(task.split, 1, task.difficulty), markup=False)
     out.print(Text("System prompt", style="bold"))
     out.print(task.prompt.system, markup=False)
     out.print(Text("\nUser prompt", style="bold"))
@@ -377,7 +387,7 @@ def _score(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         print(json.dumps({
             "split": args.split,
-            "split_commitment": splits.commitment(args.split),
+            "split_commitment": splits.commitment(args.split, args.difficulty),
             "environment": tasks[0].identity,
             "mean": mean,
             "tasks": [
@@ -386,7 +396,7 @@ def _score(args: argparse.Namespace, out: Console, err: Console) -> int:
             ],
         }, indent=2))  # fmt: skip
         return 0
-    out.print(_banner(args.split, len(tasks)), markup=False)
+    out.print(_banner(args.split, len(tasks), args.difficulty), markup=False)
     table = Table()
     for column in ("task", "reward", "recall", "precision", "clean gate", "valid", "errors"):
         table.add_column(column, justify="left" if column in ("task", "errors") else "right")
@@ -437,13 +447,13 @@ def _baselines(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         print(json.dumps({
             "split": args.split,
-            "split_commitment": splits.commitment(args.split),
+            "split_commitment": splits.commitment(args.split, args.difficulty),
             "environment": tasks[0].identity,
             "tasks": len(tasks),
             "ladder": [asdict(row) for row in rows],
         }, indent=2))  # fmt: skip
         return 0
-    out.print(f"baseline ladder, {_banner(args.split, len(tasks))}", markup=False)
+    out.print(f"baseline ladder, {_banner(args.split, len(tasks), args.difficulty)}", markup=False)
     table = Table()
     table.add_column("policy", no_wrap=True)
     for column in ("reward", "recall", "precision", "clean gate", "valid"):
@@ -486,10 +496,11 @@ def _export(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def _row(task: RedactionTask) -> dict:
     return {
-        "id": f"{task.split}-{task.index:05d}",
+        "id": f"{task.split}-{task.index:05d}" if task.difficulty == DEFAULT_DIFFICULTY else f"{task.split}-{task.difficulty}-{task.index:05d}",
         "split": task.split,
         "index": task.index,
         "seed": splits.seed_for(task.split, task.index),
+        "difficulty": task.difficulty,
         "system_prompt": task.prompt.system,
         "user_prompt": task.prompt.user,
         "shown": [record.model_dump() for record in task.shown],

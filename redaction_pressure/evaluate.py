@@ -39,7 +39,9 @@ class Endpoint:
     api_key_var: str
 
 
-def vf_eval_command(endpoint: Endpoint, split: str, tasks: int, output: Path, concurrency: int | None) -> list[str]:
+def vf_eval_command(
+    endpoint: Endpoint, split: str, tasks: int, output: Path, concurrency: int | None, difficulty: str = "standard"
+) -> list[str]:
     """The vf-eval command line the README documents, for this endpoint and split."""
     command = [
         _tool("vf-eval"), TASKSET_ID, "-n", str(tasks), "-m", endpoint.model,
@@ -49,6 +51,8 @@ def vf_eval_command(endpoint: Endpoint, split: str, tasks: int, output: Path, co
     ]  # fmt: skip
     if concurrency is not None:
         command += ["-c", str(concurrency)]
+    if difficulty != "standard":
+        command += ["--env.taskset.difficulty", difficulty]
     return command
 
 
@@ -61,12 +65,13 @@ def run_eval(
     concurrency: int | None = None,
     progress: Callable[[int, int], None] = lambda done, total: None,
     env: dict[str, str] | None = None,
+    difficulty: str = "standard",
 ) -> Path:
     """Run vf-eval and return the new run folder; `progress(done, total)` is called as it goes."""
     output.mkdir(parents=True, exist_ok=True)
     before = set(output.glob(f"*/{TRACES_FILE}"))
     log_path = output / f".{LOG_FILE}.{os.getpid()}"
-    command = vf_eval_command(endpoint, split, tasks, output, concurrency)
+    command = vf_eval_command(endpoint, split, tasks, output, concurrency, difficulty)
     run_dir: Path | None = None
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

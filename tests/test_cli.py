@@ -125,10 +125,20 @@ class TestBaselinesCommand(unittest.TestCase):
         self.assertEqual((data["split"], data["tasks"]), ("dev", 4))
         rows = {row["policy"]: row for row in data["ladder"]}
         self.assertEqual(set(rows), {
-            "oracle", "induction", "constant", "prefix", "after_separator", "long_tokens",
+            "oracle", "induction", "constant", "copy", "prefix", "after_separator", "long_tokens",
             "delete_everything", "scanner", "no_rules", "first_character", "literal",
         })  # fmt: skip
         self.assertEqual(rows["oracle"]["reward"], 1.0)
+
+    def test_ladder_runs_at_a_difficulty_level(self):
+        """baselines --difficulty hard scores the hard level's tasks under its own identity and commitment."""
+        result = run("baselines", "--split", "dev", "--size", "2", "--difficulty", "hard", "--policy", "oracle", "--json")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        data = json.loads(result.stdout)
+        self.assertEqual(data["environment"]["corpus_version"], "3-hard")
+        self.assertEqual(data["split_commitment"], commitment("dev", "hard"))
+        self.assertEqual(data["ladder"][0]["reward"], 1.0)
+        self.assertNotEqual(run("baselines", "--difficulty", "medium").returncode, 0)
 
     def test_ladder_table(self):
         """The human table lists the policies with their rewards."""
