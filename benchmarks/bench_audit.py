@@ -7,10 +7,12 @@ run against the issue's targets. Nothing here talks to the network.
 
 - setup: what the taskset's `setup` does before the agent starts, the harness's own install
   not counted: rebuild the plan from (split, index), probe the runtime for git,
-  git-filter-repo and pytest, write the seeded repository with its history;
-- scoring: what `finalize` and the rewards do: collect the working tree and every reachable
-  blob, run the pristine tests on a copy, scan, score. Timed twice per task: on the
-  untouched repository and after the oracle remediation (history rewritten);
+  git-filter-repo and pytest, digest the toolchain through the file API, write the seeded
+  repository with its history;
+- finalize (scoring): what `finalize` and the rewards do (`grading.grade`): re-digest the
+  toolchain, archive `repo/` and `.git` in the runtime, read the object store on the host,
+  scan, run the pristine tests on a copy built from the scanned bytes, score. Timed twice per
+  task: on the untouched repository and after the oracle remediation (history rewritten);
 - per-scenario means on the dev tasks of three policies: the oracle (its remediation in one
   step), the scripted baseline (`redaction_pressure.audit.agent`, which sees only
   the prompt and its tool results) and inaction (no tool call).
@@ -52,13 +54,13 @@ def quantiles(values: list[float]) -> tuple[float, float]:
 
 
 def timed_setup(index: int) -> tuple[float, LocalWorkspace]:
-    """Seconds to rebuild the plan, probe the runtime and write the repository."""
+    """Seconds to rebuild the plan, probe the runtime, digest its toolchain and write the repository."""
     start = time.perf_counter()
     plan = splits.plan_for("dev", index)
-    probe = subprocess.run(["sh", "-c", programs.PROBE], capture_output=True, text=True)
-    if programs.missing_requirements(probe.stdout):
-        raise SystemExit(f"the runtime lacks {programs.missing_requirements(probe.stdout)}; run `uv sync --frozen`")
-    workspace = LocalWorkspace(plan)
+    try:
+        workspace = LocalWorkspace(plan)
+    except RuntimeError as exc:
+        raise SystemExit(str(exc)) from exc
     return time.perf_counter() - start, workspace
 
 
@@ -138,9 +140,9 @@ def main() -> None:
     print()
     print(f"{'per episode':<34} {'median':>8} {'p90':>8}  target")
     rows = [
-        ("setup (plan + probe + repository)", "setup", f"<= {TARGETS['setup']} s"),
-        ("scoring, untouched repository", "scoring_untouched", f"p50 <= {TARGETS['scoring_p50']} s"),
-        ("scoring, after the oracle", "scoring_after_oracle", f"p50 <= {TARGETS['scoring_p50']} s"),
+        ("setup (plan + probe + digests + repo)", "setup", f"<= {TARGETS['setup']} s"),
+        ("finalize, untouched repository", "scoring_untouched", f"p50 <= {TARGETS['scoring_p50']} s"),
+        ("finalize, after the oracle", "scoring_after_oracle", f"p50 <= {TARGETS['scoring_p50']} s"),
     ]
     for label, key, target in rows:
         median, p90 = quantiles(times[key])

@@ -1,8 +1,16 @@
-"""Load benchmark: many episodes through the served env pool, hostile answers, killed scan workers (a script, not a test).
+"""Load benchmark: many episodes through the served env pool and plain vf-eval, hostile answers, faults (a script, not a test).
 
-    uv run python benchmarks/load.py [--episodes 1024] [--concurrency 64] [--kill-every 3]
+    uv run python benchmarks/load.py [--episodes 1024] [--concurrency 64] [--kill-every 3] [--burners 2]
+        [--part served|loop|vfeval|flips|both] [--kill-env-worker-at SECONDS]
 
-Two parts, both against a quiet reference (every answer scored alone, in this process,
+Faults: a killer SIGKILLs a random `redaction_pressure.worker` below the run every
+`--kill-every` seconds (on average), whatever it is doing: starting (it has not loaded
+the scanner yet), scanning or idle; the first scan worker it sees is struck at once, so
+the pool's first start is killed too. `--burners N` runs N CPU-burning processes beside
+the run. Every part prints lost episodes, changed rewards, kills split by "while
+starting" / "while scanning" / "while idle", and throughput.
+
+Parts, all against a quiet reference (every answer scored alone, in this process,
 with the plain in-process scanner):
 
 1. **Served.** `redaction-pressure serve-env --workers 2` (verifiers' env-server pool, each
@@ -19,6 +27,16 @@ with the plain in-process scanner):
 2. **Event loop.** The same episodes scored by the taskset in this process (the code an
    env-server worker runs), `--concurrency` at a time, with a 1 ms ticker on the loop and
    the same killer: the largest stall, and rewards against the reference.
+3. **vf-eval** (`--part vfeval`). The same train episodes through plain `vf-eval
+   redaction-pressure -n EPISODES -c CONCURRENCY` (subprocess runtime) against the stand-in
+   model, the killer striking scan workers below vf-eval.
+4. **Flips** (`--part flips`). Near-budget answers (valid rules that use most of the
+   episode's matching budget) scored `--flip-repeats` times each through a scan pool, with
+   the budget recheck off and on: the share of answers whose verdict is not the same on
+   every run (flip rate), before and after.
+
+`--kill-env-worker-at S` (served part) also SIGKILLs one env-server worker S seconds
+into the run: no episode may hang or be lost.
 
 Nothing here talks to anything but 127.0.0.1.
 """
@@ -129,23 +147,69 @@ def rss_mib(pid: int, field: str = "VmRSS") -> float:
     return 0.0
 
 
+def scan_worker_state(pid: int) -> str:
+    """'starting' (the scanner not loaded yet), 'scanning' (running) or 'idle', read from /proc."""
+    try:
+        if "_regex" not in Path(f"/proc/{pid}/maps").read_text():
+            return "starting"
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+    return "scanning" if state == "R" else "idle"
+
+
 class Killer(threading.Thread):
-    """SIGKILL a random scan worker below `root` every `every` seconds (0: never)."""
+    """SIGKILL a random scan worker below `root` every `every` seconds (0: never), the first one at once."""
 
     def __init__(self, root: int, every: float, seed: int = 1) -> None:
         super().__init__(daemon=True)
         self.root, self.every, self.rng = root, every, random.Random(seed)
         self.stop, self.kills = threading.Event(), 0
+        self.by_state: dict[str, int] = {"starting": 0, "scanning": 0, "idle": 0}
+
+    def strike(self) -> bool:
+        workers = [pid for pid, cmd in descendants(self.root).items() if role(cmd) == "scan worker"]
+        if not workers:
+            return False
+        victim = self.rng.choice(workers)
+        state = scan_worker_state(victim)
+        try:
+            os.kill(victim, signal.SIGKILL)
+        except ProcessLookupError:
+            return False
+        self.kills += 1
+        self.by_state[state if state in self.by_state else "idle"] += 1
+        return True
 
     def run(self) -> None:
-        while self.every > 0 and not self.stop.wait(self.rng.uniform(0.5 * self.every, 1.5 * self.every)):
-            workers = [pid for pid, cmd in descendants(self.root).items() if role(cmd) == "scan worker"]
-            if workers:
-                try:
-                    os.kill(self.rng.choice(workers), signal.SIGKILL)
-                    self.kills += 1
-                except ProcessLookupError:
-                    pass
+        if self.every <= 0:
+            return
+        while not self.stop.wait(0.05) and not self.strike():  # the pool's first start
+            pass
+        while not self.stop.wait(self.rng.uniform(0.5 * self.every, 1.5 * self.every)):
+            self.strike()
+
+    def summary(self) -> str:
+        return (
+            f"{self.kills} scan workers killed ({self.by_state['starting']} while starting, "
+            f"{self.by_state['scanning']} while scanning, {self.by_state['idle']} while idle)"
+        )
+
+
+class Burners:
+    """`count` processes that burn CPU until the block ends."""
+
+    def __init__(self, count: int) -> None:
+        self.count, self.processes = count, []
+
+    def __enter__(self) -> Burners:
+        self.processes = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(self.count)]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for process in self.processes:
+            process.kill()
+            process.wait()
 
 
 # -- part 1: served ----------------------------------------------------------------------------
@@ -190,6 +254,16 @@ def served(tasks, replies, reference, args) -> None:
     sampler.start()
     killer = Killer(server.pid, args.kill_every)
     killer.start()
+    env_kills: list[int] = []
+    if args.kill_env_worker_at is not None:
+
+        def kill_env_worker() -> None:
+            workers = [pid for pid, cmd in descendants(server.pid).items() if role(cmd) == "env-server worker" and "resource_tracker" not in cmd]
+            if workers:
+                os.kill(workers[0], signal.SIGKILL)
+                env_kills.append(workers[0])
+
+        threading.Timer(args.kill_env_worker_at, kill_env_worker).start()
     results: list = [None] * len(tasks)
     latencies: list[float] = []
 
@@ -236,7 +310,8 @@ def served(tasks, replies, reference, args) -> None:
     print(f"served: {len(tasks)} train episodes, concurrency {args.concurrency}, {args.workers} env-server workers, a scan worker killed every ~{args.kill_every:g} s")
     print(f"  throughput          {len(tasks) / elapsed:.2f} episodes/s ({elapsed:.0f} s)")
     print(f"  scoring latency     p50 {percentile(latencies, 0.5) * 1000:.0f} ms, p99 {percentile(latencies, 0.99) * 1000:.0f} ms (trace.timing.scoring)")
-    print(f"  scan workers killed {killer.kills}; scan-worker processes started after warm-up: {replacements}")
+    print(f"  {killer.summary()}; scan-worker processes started after warm-up: {replacements}")
+    print(f"  env-server workers killed: {len(env_kills)}")
     print(f"  lost {len(lost)}, errored {len(errored)}, reward or error codes changed {len(changed)} (of {len(tasks)})")
     for n in (lost + errored + changed)[:5]:
         print(f"    episode {n}: {results[n]!r:.300}")
@@ -303,18 +378,110 @@ def event_loop(tasks, replies, reference, args) -> None:
     print(f"event loop: the same {len(tasks)} episodes scored by the taskset in this process, concurrency {args.concurrency}")
     print(f"  throughput          {len(tasks) / elapsed:.1f} episodes/s ({elapsed:.1f} s)")
     print(f"  largest stall       {max(stalls) * 1000:.1f} ms (p99 {percentile(stalls, 0.99) * 1000:.1f} ms over {len(stalls)} ticks)")
-    print(f"  scan workers killed {killer.kills}; reward or error codes changed: {len(changed)}")
+    print(f"  {killer.summary()}; lost 0 (every trace scored in place), reward or error codes changed: {len(changed)}")
     print(f"  peak RSS of this process {rss_mib(os.getpid(), 'VmHWM'):.0f} MiB")
+
+
+# -- part 3: plain vf-eval ---------------------------------------------------------------------
+
+
+def vfeval(tasks, replies, reference, args) -> None:
+    import tempfile
+
+    by_prompt = {task.prompt.user: reply for task, (_, reply) in zip(tasks, replies, strict=True)}
+    model = ChatServer(lambda body: by_prompt.get(last_user_text(body), "no such prompt"))
+    out = Path(tempfile.mkdtemp(prefix="rp-load-vfeval-"))
+    env = {k: v for k, v in os.environ.items() if k != "REDACTION_PRESSURE_PRIVATE_SEED"}
+    env.update(LOAD_BENCH_KEY="not-a-real-key", UV_PYTHON_DOWNLOADS="never")
+    started = time.perf_counter()
+    run = subprocess.Popen(
+        [str(BIN / "vf-eval"), "redaction-pressure", "-n", str(len(tasks)), "-c", str(args.concurrency), "-m", "standin",
+         "--client.base-url", model.url, "--client.api-key-var", "LOAD_BENCH_KEY",
+         "--env.agent.runtime.type", "subprocess", "--env.taskset.split", "train",
+         "--no-push", "--no-rich", "-o", str(out)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    killer = Killer(run.pid, args.kill_every, seed=3)
+    killer.start()
+    output, _ = run.communicate()
+    elapsed = time.perf_counter() - started
+    killer.stop.set()
+    model.close()
+    found = {}
+    for path in out.rglob("traces.jsonl"):
+        for line in path.read_text().splitlines():
+            for trace in json.loads(line).get("traces", []) if line.strip() else []:
+                found[trace["task"]["data"]["index"]] = trace
+    lost = [n for n in range(len(tasks)) if n not in found or found[n].get("errors")]
+    changed = []
+    for n, trace in found.items():
+        if n in lost or n >= len(reference):
+            continue
+        reward = sum(r["score"] * r["weight"] for r in trace["rewards"].values())
+        if outcome(reward, [e["code"] for e in trace["info"].get("redaction_errors", [])]) != reference[n]:
+            changed.append(n)
+    print(f"vf-eval: {len(tasks)} train episodes, -c {args.concurrency}, subprocess runtime, exit status {run.returncode}")
+    print(f"  throughput          {len(tasks) / elapsed:.2f} episodes/s ({elapsed:.0f} s, vf-eval's start included)")
+    print(f"  {killer.summary()}")
+    print(f"  lost {len(lost)}, reward or error codes changed {len(changed)} (of {len(tasks)})")
+    for n in (lost + changed)[:5]:
+        print(f"    episode {n}: {json.dumps(found.get(n, {}).get('errors', 'no trace'))[:300]}")
+    if run.returncode:
+        print(output[-2000:])
+
+
+# -- part 4: near-budget flips ----------------------------------------------------------------
+
+
+def flips(args) -> None:
+    from redaction_pressure.pool import ScanPool
+
+    candidates = []
+    for index in range(args.flip_tasks * 4):
+        task = load_task("train", index)
+        for copies in (3, 2, 4):  # one copy of the hungry rule uses about a third of the budget
+            text = policies.reply([*policies.oracle_rules(task.hidden), *[Rule(HUNGRY, "")] * copies])
+            quiet = score_reply(task, text, scanner=scan)
+            if 0.7 <= quiet.metrics["budget_used"] or any(e.code == "budget_exhausted" for e in quiet.errors):
+                candidates.append((task, text))
+                break
+        if len(candidates) >= args.flip_tasks:
+            break
+    print(f"flips: {len(candidates)} near-budget answers, each scored {args.flip_repeats} times, {args.burners} CPU burners")
+    for recheck in (False, True):
+        with ScanPool(workers=2, recheck_budget=recheck) as pool:
+            flipped = 0
+            exhausted = 0
+            for task, text in candidates:
+                verdicts = [score_reply(task, text, scanner=pool.scan).reward for _ in range(args.flip_repeats)]
+                flipped += len(set(verdicts)) > 1
+                exhausted += verdicts.count(0.0)
+            runs = len(candidates) * args.flip_repeats
+            label = "after (recheck on) " if recheck else "before (recheck off)"
+            print(f"  {label}: {flipped} of {len(candidates)} answers flipped ({flipped / max(1, len(candidates)):.0%}); "
+                  f"{exhausted} of {runs} runs budget_exhausted; {pool.rechecked} rechecks")  # fmt: skip
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=1024)
-    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("-c", "--concurrency", type=int, default=64)
     parser.add_argument("--workers", type=int, default=2, help="env-server workers (part 1)")
     parser.add_argument("--kill-every", type=float, default=3.0, help="mean seconds between scan-worker kills (0: none)")
-    parser.add_argument("--part", choices=("served", "loop", "both"), default="both")
+    parser.add_argument("--part", choices=("served", "loop", "vfeval", "flips", "both"), default="both")
+    parser.add_argument("--burners", type=int, default=0, help="CPU-burning processes beside the run")
+    parser.add_argument("--kill-env-worker-at", type=float, help="served: SIGKILL one env-server worker this many seconds in")
+    parser.add_argument("--flip-tasks", type=int, default=12, help="flips: near-budget answers")
+    parser.add_argument("--flip-repeats", type=int, default=6, help="flips: runs of each answer")
     args = parser.parse_args()
+    with Burners(args.burners):
+        return run_parts(args)
+
+
+def run_parts(args) -> int:
+    if args.part == "flips":
+        flips(args)
+        return 0
     tasks = [load_task("train", i) for i in range(args.episodes)]
     replies = [answer(task, i) for i, task in enumerate(tasks)]
     started = time.perf_counter()
@@ -328,6 +495,8 @@ def main() -> int:
         event_loop(tasks, replies, reference, args)
     if args.part in ("served", "both"):
         served(tasks, replies, reference, args)
+    if args.part == "vfeval":
+        vfeval(tasks, replies, reference, args)
     return 0
 
 

@@ -8,21 +8,20 @@ grades the removal; the verifiers rewards are thin wrappers over `score_reply`.
 
 from __future__ import annotations
 
-import hashlib
-import itertools
-from collections.abc import Callable, Sequence
-from functools import lru_cache
-
 from pydantic import BaseModel, ConfigDict
 
 from redaction_pressure import splits
-from redaction_pressure.corpus import DEFAULT_DIFFICULTY, DIFFICULTIES, stream
+from redaction_pressure.corpus import DEFAULT_DIFFICULTY, DIFFICULTIES
 from redaction_pressure.identity import identity
 from redaction_pressure.prompt import SYSTEM_PROMPT, user_prompt
-from redaction_pressure.rubric import grade
-from redaction_pressure.rules import RedactionError, Rule, parse_reply
-from redaction_pressure.scanner import DEFAULT_BUDGET, Budget, ScanResult, scan
+from redaction_pressure.scanner import DEFAULT_BUDGET, Budget
+from redaction_pressure.scoring import Scanner, ScoreResult, prompt_digest, records_for, score_records
 from redaction_pressure.spans import Record
+
+__all__ = [
+    "DEFAULT_HIDDEN", "DEFAULT_SHOWN", "MAX_HIDDEN", "MAX_SHOWN", "Prompt", "RedactionTask", "Scanner",
+    "ScoreResult", "check_sizes", "load_task", "prompt_digest", "records_for", "score_records", "score_reply",
+]  # fmt: skip
 
 DEFAULT_SHOWN = 8
 DEFAULT_HIDDEN = 32
@@ -53,36 +52,11 @@ class RedactionTask(BaseModel):
     difficulty: str = DEFAULT_DIFFICULTY
 
 
-class ScoreResult(BaseModel):
-    """The outcome of scoring one reply against one task."""
-
-    model_config = ConfigDict(frozen=True)
-
-    reward: float
-    recall: float
-    precision: float
-    clean_gate: float
-    valid: bool
-    errors: tuple[RedactionError, ...]
-    metrics: dict[str, float]
-
-
 def check_sizes(shown: int, hidden: int) -> None:
     if not 1 <= shown <= MAX_SHOWN:
         raise ValueError(f"shown must be 1 to {MAX_SHOWN} records, got {shown}")
     if not 1 <= hidden <= MAX_HIDDEN:
         raise ValueError(f"hidden must be 1 to {MAX_HIDDEN} records, got {hidden}")
-
-
-@lru_cache(maxsize=128)
-def records_for(seed: int, shown: int, hidden: int) -> tuple[Record, ...]:
-    """The first shown + hidden records of the stream for `seed` (cached)."""
-    return tuple(itertools.islice(stream(seed, shown), shown + hidden))
-
-
-def prompt_digest(user_prompt_text: str) -> str:
-    """SHA-256 of a user prompt: how a worker checks it rebuilt the task the model saw."""
-    return hashlib.sha256(user_prompt_text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def load_task(
@@ -110,9 +84,6 @@ def load_task(
     )
 
 
-Scanner = Callable[[Sequence[Rule], Sequence[str], Budget], ScanResult]
-
-
 def score_reply(
     task: RedactionTask, reply: str, *, budget: Budget = DEFAULT_BUDGET, scanner: Scanner | None = None
 ) -> ScoreResult:
@@ -130,31 +101,3 @@ def score_reply(
 
         scanner = shared_pool().scan
     return score_records(task.hidden, reply, budget=budget, scanner=scanner)
-
-
-def score_records(
-    hidden: Sequence[Record], reply: str, *, budget: Budget = DEFAULT_BUDGET, scanner: Scanner = scan
-) -> ScoreResult:
-    """`score_reply` on bare hidden records (what a pool worker runs for an episode)."""
-    answer = parse_reply(reply)
-    if answer.errors:
-        result = None
-        errors = answer.errors
-    else:
-        result = scanner(answer.rules, [record.text for record in hidden], budget)
-        errors = result.errors
-    valid = not errors
-    graded = grade(hidden, result.removed if result else [() for _ in hidden], valid)
-    metrics = dict(graded.metrics)
-    metrics["rules"] = float(len(answer.rules))
-    metrics["matches"] = float(result.matches if result else 0)
-    metrics["budget_used"] = (result.seconds if result else 0.0) / budget.episode
-    return ScoreResult(
-        reward=graded.reward,
-        recall=graded.recall,
-        precision=graded.precision,
-        clean_gate=graded.clean_gate,
-        valid=valid,
-        errors=errors,
-        metrics=metrics,
-    )

@@ -39,6 +39,9 @@ from redaction_pressure.spans import Record
 
 PROG = "redaction-pressure"
 TASKSET = "redaction-pressure"
+AUDIT_TASKSET = "secrets-audit"
+AUDIT_POLICIES = ("baseline",)
+"""Built-in secrets-audit agents: the scripted baseline (`audit.agent`) answering as a tool-calling model."""
 
 
 class UsageError(Exception):
@@ -48,6 +51,7 @@ class UsageError(Exception):
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    _stop_scan_workers_on_signals()
     out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
     err = Console(file=sys.stderr, highlight=False)
     try:
@@ -62,11 +66,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def _stop_scan_workers_on_signals() -> None:
+    """SIGTERM and SIGINT kill this process's scan workers at once, then end the command (143 / 130).
+
+    Commands that serve (serve, serve-env) install their own handlers over these.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return  # main() called from a thread (tests, embedding): signals are not ours to take
+
+    def stop(signum: int, frame: object) -> None:
+        pool = sys.modules.get("redaction_pressure.pool")
+        if pool is not None:
+            pool.kill_all_workers()
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, stop)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Inspect, score and benchmark redaction-pressure tasks without a model.",
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     show = commands.add_parser("show", help="print a task's prompt and, for public splits, its hidden records")
@@ -133,8 +161,11 @@ def _parser() -> argparse.ArgumentParser:
         "Without --base-url the model is a prompt-only policy served on 127.0.0.1 by this command "
         "(no key, no network); with --model/--base-url/--api-key-var it evaluates that endpoint.",
     )
-    evaluate.add_argument("--policy", default="induction", metavar="NAME",
-                          help="built-in model: one of " + ", ".join(_prompt_policy_names()) + " (default induction)")  # fmt: skip
+    evaluate.add_argument("--taskset", choices=(TASKSET, AUDIT_TASKSET), default=TASKSET,
+                          help=f"the taskset to run (default {TASKSET}; {AUDIT_TASKSET} is the multi-turn repository audit)")  # fmt: skip
+    evaluate.add_argument("--policy", metavar="NAME",
+                          help="built-in model: one of " + ", ".join(_prompt_policy_names()) + " (default induction); "
+                          f"for {AUDIT_TASKSET} one of " + ", ".join(AUDIT_POLICIES) + " (default baseline)")  # fmt: skip
     evaluate.add_argument("--model", help="model name sent to --base-url (default: the policy's name)")
     evaluate.add_argument("--base-url", help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     evaluate.add_argument("--api-key-var", help="environment variable holding the endpoint's key")
@@ -142,7 +173,7 @@ def _parser() -> argparse.ArgumentParser:
     _difficulty(evaluate)
     evaluate.add_argument("-n", "--num-tasks", type=int, help="tasks to run (default: all 64 of dev; required for train)")
     evaluate.add_argument("-c", "--max-concurrent", type=int, help="episodes in flight (vf-eval's -c; default vf-eval's)")
-    evaluate.add_argument("-o", "--output", type=Path, default=Path("runs"), help="folder of runs (default ./runs)")
+    evaluate.add_argument("-o", "--output", type=Path, default=Path("outputs"), help="folder of runs, as vf-eval's -o (default ./outputs)")
     evaluate.set_defaults(run=_eval)
 
     report = commands.add_parser(
@@ -156,6 +187,37 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.html", help="the HTML file to write")
     report.set_defaults(run=_report)
     return parser
+
+
+def _version() -> str:
+    """The installed distribution's version (the core distribution, or the environment wheel)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    for name in ("redaction-pressure-core", "redaction-pressure"):
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            continue
+    return "unknown"
+
+
+def check_port_free(port: int) -> None:
+    """Fail with one line naming the port when something already listens on 127.0.0.1:port."""
+    import errno
+    import socket
+
+    if port == 0:
+        return
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        probe.bind(("127.0.0.1", port))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise OSError(f"port {port} on 127.0.0.1 is already in use; choose another with --port (0 picks a free one)") from None
+        raise OSError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+    finally:
+        probe.close()
 
 
 def _port(text: str) -> int:
@@ -188,6 +250,15 @@ def _policy_answer(name: str):
     return lambda body: reply(rules_for(last_user_text(body)))
 
 
+def _audit_answer(name: str):
+    """A tool-calling endpoint's answer function: the built-in secrets-audit agent `name`."""
+    from redaction_pressure.audit import agent
+
+    if name not in AUDIT_POLICIES:
+        raise UsageError(f"unknown {AUDIT_TASKSET} policy {name!r}; choose one of {', '.join(AUDIT_POLICIES)}")
+    return agent.answer
+
+
 def _serve_policy(args: argparse.Namespace, out: Console, err: Console) -> int:
     import signal
     import threading
@@ -195,6 +266,7 @@ def _serve_policy(args: argparse.Namespace, out: Console, err: Console) -> int:
     from redaction_pressure.endpoint import ChatServer
 
     answer = _policy_answer(args.policy)
+    check_port_free(args.port)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
@@ -210,6 +282,7 @@ def _serve_env(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--workers and --max-workers must be at least 1")
     if args.scan_workers is not None and args.scan_workers < 1:
         raise UsageError("--scan-workers must be at least 1")
+    check_port_free(args.port)
     from redaction_pressure import serving  # imports verifiers (about 5 s)
 
     taskset = {"task": {"scan_workers": args.scan_workers}} if args.scan_workers else {}
@@ -238,7 +311,7 @@ def _report(args: argparse.Namespace, out: Console, err: Console) -> int:
         found = runs.find_runs(args.runs)
     except runs.ReportError as exc:
         raise UsageError(str(exc)) from None
-    render.write(found, args.output)
+    _write_report(render, found, args.output, err)
     total = sum(len(run.episodes) for run in found)
     print(f"report of {len(found)} run(s), {total} episode(s): {args.output}")
     return 0
@@ -250,11 +323,21 @@ def _eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     from redaction_pressure import evaluate
 
     render, runs = _report_modules()
+    audit = args.taskset == AUDIT_TASKSET
+    if args.policy is None:
+        args.policy = "baseline" if audit else "induction"
+    if audit and args.policy not in AUDIT_POLICIES and args.base_url is None:
+        raise UsageError(f"unknown {AUDIT_TASKSET} policy {args.policy!r}; choose one of {', '.join(AUDIT_POLICIES)}")
+    if audit and args.difficulty != DEFAULT_DIFFICULTY:
+        raise UsageError(f"--difficulty is a {TASKSET} option; {AUDIT_TASKSET} has one level")
     if args.split == "train" and args.num_tasks is None:
         raise UsageError("train is unbounded: give -n/--num-tasks")
-    tasks = args.num_tasks if args.num_tasks is not None else splits.DEV_SIZE
+    size = _split_size(args.split, args.taskset)
+    tasks = args.num_tasks if args.num_tasks is not None else _split_size("dev", args.taskset)
     if tasks < 1:
         raise UsageError("-n/--num-tasks must be at least 1")
+    if size is not None and tasks > size:
+        raise UsageError(f"{args.split} has {size} tasks; -n {tasks} is more than the split holds")
     if args.base_url is None and (args.model or args.api_key_var):
         raise UsageError("--model and --api-key-var name a real endpoint: give --base-url too")
     if args.base_url is not None and not (args.model and args.api_key_var):
@@ -263,22 +346,69 @@ def _eval(args: argparse.Namespace, out: Console, err: Console) -> int:
         splits.commitment(args.split)  # fail now, by name, when the secret is missing
     env = dict(os.environ)
     with _model_endpoint(args, env) as endpoint:
-        err.print(f"vf-eval {TASKSET}: {tasks} {args.split} task(s), model {endpoint.model} at {endpoint.base_url}")
+        err.print(f"vf-eval {args.taskset}: {tasks} {args.split} task(s), model {endpoint.model} at {endpoint.base_url}")
         with Progress(console=err, transient=False) as bar:
             job = bar.add_task("episodes scored", total=tasks)
             run_dir = evaluate.run_eval(
                 endpoint, split=args.split, tasks=tasks, output=args.output,
                 concurrency=args.max_concurrent, progress=lambda done, _: bar.update(job, completed=done), env=env,
-                difficulty=args.difficulty,
+                taskset=args.taskset, difficulty=args.difficulty,
             )  # fmt: skip
     run = runs.load_run(run_dir / runs.TRACES_FILE)
-    report = render.write([run], run_dir / evaluate.REPORT_FILE)
-    rewards = [episode.reward for episode in run.episodes]
+    report = _write_report(render, [run], run_dir / evaluate.REPORT_FILE, err)
     print(f"run folder: {run_dir}")
     print(f"report: {report}")
-    print(f"{len(rewards)} episode(s), mean reward {sum(rewards) / len(rewards):.3f} on {args.split} "
-          f"(commitment {run.identity.get('split_commitment', 'unknown')})")  # fmt: skip
+    line, failed = eval_summary(run, args.split)
+    print(line)
+    if failed:
+        print(f"{PROG}: error: {failed}", file=sys.stderr)
+        return 1
     return 0
+
+
+def eval_summary(run, split: str) -> tuple[str, str]:
+    """The closing line of `eval`, and the error when episodes errored ("" when none did).
+
+    Errored episodes (provider errors, timeouts, harness errors) are not scores: the mean
+    is over the scored ones, and the errored ones are counted and named."""
+    scored = [episode.reward for episode in run.episodes if not episode.errored]
+    errored = [episode for episode in run.episodes if episode.errored]
+    commitment = run.identity.get("split_commitment", "unknown")
+    total = len(run.episodes)
+    if scored:
+        line = (f"{len(scored)} episode(s) scored, mean reward {sum(scored) / len(scored):.3f} on {split} "
+                f"(commitment {commitment})")  # fmt: skip
+    else:
+        line = f"no episode scored on {split} (commitment {commitment})"
+    if not errored:
+        return line, ""
+    reasons: dict[str, int] = {}
+    for episode in errored:
+        reasons[episode.error] = reasons.get(episode.error, 0) + 1
+    named = "; ".join(reason + (f" (× {count})" if count > 1 else "") for reason, count in reasons.items())
+    return line, f"{len(errored)} of {total} episodes errored: {named}"
+
+
+def _split_size(split: str, taskset: str = TASKSET) -> int | None:
+    """How many tasks the split holds (None: as many as anyone asks for)."""
+    if split == "dev":
+        if taskset == AUDIT_TASKSET:
+            from redaction_pressure.audit import splits as audit_splits
+
+            return audit_splits.DEV_SIZE
+        return splits.DEV_SIZE
+    if taskset == AUDIT_TASKSET:
+        return None  # the audit taskset's loader checks its own train and private_eval bounds
+    limit = {"train": splits.TRAIN_MAX_INDEX, "private_eval": splits.PRIVATE_MAX_INDEX}.get(split)
+    return limit
+
+
+def _write_report(render, found: list, output: Path, err: Console) -> Path:
+    """Render the report with a progress bar over the episodes it marks."""
+    total = sum(len(run.episodes) for run in found)
+    with Progress(console=err, transient=True, disable=not err.is_terminal) as bar:
+        job = bar.add_task("marking episodes for the report", total=total)
+        return render.write(found, output, progress=lambda: bar.advance(job))
 
 
 @contextlib.contextmanager
@@ -291,7 +421,8 @@ def _model_endpoint(args: argparse.Namespace, env: dict[str, str]):
         return
     from redaction_pressure.endpoint import ChatServer
 
-    with ChatServer(_policy_answer(args.policy), port=0, model=args.policy) as server:
+    answer = _audit_answer(args.policy) if args.taskset == AUDIT_TASKSET else _policy_answer(args.policy)
+    with ChatServer(answer, port=0, model=args.policy) as server:
         env[LOCAL_KEY_VAR] = "local-endpoint-needs-no-key"
         yield Endpoint(model=args.policy, base_url=server.url, api_key_var=LOCAL_KEY_VAR)
 
@@ -378,8 +509,15 @@ def _marked(record: Record) -> Text:
 
 def _score(args: argparse.Namespace, out: Console, err: Console) -> int:
     reply = _read_reply(args.file)
-    tasks = _tasks(args)
-    results = [(task, score_reply(task, reply)) for task in tasks]
+    indices = [args.index] if args.index is not None else _indices(args.split, args.size)
+    results = []
+    with Progress(console=err, transient=True, disable=len(indices) < 2 or not err.is_terminal) as bar:
+        job = bar.add_task("scoring tasks", total=len(indices))
+        for index in indices:
+            task = _task(args.split, index, args)
+            results.append((task, score_reply(task, reply)))
+            bar.advance(job)
+    tasks = [task for task, _ in results]
     mean = {
         key: sum(getattr(result, key) for _, result in results) / len(results)
         for key in ("reward", "recall", "precision", "clean_gate")
@@ -480,8 +618,14 @@ def _export(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("private_eval cannot be exported: its tasks stay with the evaluator")
     if args.out.exists() and any(args.out.iterdir()):
         raise OSError(f"{args.out} exists and is not empty; choose a new folder")
-    tasks = [_task(args.split, index, args) for index in _indices(args.split, args.size)]
-    rows = [_row(task) for task in tasks]
+    indices = _indices(args.split, args.size)
+    rows = []
+    with Progress(console=err, transient=True, disable=not err.is_terminal) as bar:
+        job = bar.add_task(f"building {args.split} tasks", total=len(indices))
+        for index in indices:
+            rows.append(_row(_task(args.split, index, args)))
+            bar.advance(job)
+    err.print(f"saving {len(rows)} tasks to {args.out}")
     import datasets  # slow to import: only here
 
     datasets.disable_progress_bars()

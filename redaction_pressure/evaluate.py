@@ -15,15 +15,20 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from redaction_pressure.report.runs import TASKSET_ID, TRACES_FILE
+from redaction_pressure.report.runs import AUDIT_TASKSET_ID, TASKSET_ID, TRACES_FILE
 
 LOCAL_KEY_VAR = "REDACTION_PRESSURE_LOCAL_KEY"
 LOG_FILE = "vf-eval.log"
 REPORT_FILE = "report.html"
+AUDIT_CONCURRENCY = 4
+"""secrets-audit episodes in flight by default: each starts a tool server (a Python process
+importing verifiers, about 5 s of CPU) that verifiers waits 180 s for; vf-eval's default of 128
+on 2 cores misses that deadline for every episode."""
 
 
 class EvalError(RuntimeError):
@@ -39,15 +44,30 @@ class Endpoint:
     api_key_var: str
 
 
+def run_name(taskset: str, model: str) -> str:
+    """`<environment>--<model>--<short id>`: vf-eval's own default also names the harness,
+    which for a taskset that bundles its harness repeats the environment id."""
+    return f"{taskset}--{model.replace('/', '--')}--{uuid.uuid4().hex[:8]}".lower()
+
+
 def vf_eval_command(
-    endpoint: Endpoint, split: str, tasks: int, output: Path, concurrency: int | None, difficulty: str = "standard"
+    endpoint: Endpoint,
+    split: str,
+    tasks: int,
+    output: Path,
+    concurrency: int | None,
+    taskset: str = TASKSET_ID,
+    difficulty: str = "standard",
 ) -> list[str]:
-    """The vf-eval command line the README documents, for this endpoint and split."""
+    """The vf-eval command line the README documents, for this endpoint, split, taskset
+    and (redaction-pressure only) difficulty."""
+    if concurrency is None and taskset == AUDIT_TASKSET_ID:
+        concurrency = AUDIT_CONCURRENCY
     command = [
-        _tool("vf-eval"), TASKSET_ID, "-n", str(tasks), "-m", endpoint.model,
+        _tool("vf-eval"), taskset, "-n", str(tasks), "-m", endpoint.model,
         "--client.base-url", endpoint.base_url, "--client.api-key-var", endpoint.api_key_var,
         "--env.agent.runtime.type", "subprocess", "--env.taskset.split", split,
-        "--no-push", "--no-rich", "-o", str(output),
+        "--no-push", "--no-rich", "-o", str(output), "--run.name", run_name(taskset, endpoint.model),
     ]  # fmt: skip
     if concurrency is not None:
         command += ["-c", str(concurrency)]
@@ -65,13 +85,14 @@ def run_eval(
     concurrency: int | None = None,
     progress: Callable[[int, int], None] = lambda done, total: None,
     env: dict[str, str] | None = None,
+    taskset: str = TASKSET_ID,
     difficulty: str = "standard",
 ) -> Path:
     """Run vf-eval and return the new run folder; `progress(done, total)` is called as it goes."""
     output.mkdir(parents=True, exist_ok=True)
     before = set(output.glob(f"*/{TRACES_FILE}"))
     log_path = output / f".{LOG_FILE}.{os.getpid()}"
-    command = vf_eval_command(endpoint, split, tasks, output, concurrency, difficulty)
+    command = vf_eval_command(endpoint, split, tasks, output, concurrency, taskset, difficulty)
     run_dir: Path | None = None
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

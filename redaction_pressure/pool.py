@@ -20,10 +20,26 @@ event loop):
   net (`deadline`, far above any CPU allowance) is replaced and the episode runs again on
   a fresh worker (up to `KILLED_ATTEMPTS` runs when killed by a signal from outside, up to
   `ATTEMPTS` when it crashed or stalled, since a crash may be the rules' own doing);
-- a worker takes episodes only once it is ready (its imports done); replacements start in
-  the background, and a start killed from outside is tried again (for up to
-  `START_TIMEOUT_SECONDS`); a worker that cannot start fails the episode that waits for it
-  with the reason, and its slot starts again for the next one;
+- the budget verdict is checked twice when it is close: an episode that ran out of its
+  matching budget (`budget_exhausted`) although it had done at least `RECHECK_PROGRESS` of
+  its (rule, record) calls is run once more on a fresh worker, and the second run's result
+  is the episode's (a budget verdict stands only if both runs ran out). CPU time measured
+  under load varies by tens of percent, so a single near-budget run could flip the reward;
+- one start policy for every worker start (the pool's first workers, replacements, a slot
+  retried after a failure): a start killed or stalled from outside is tried again, with a
+  backoff up to `START_BACKOFF_SECONDS` and a full `START_TIMEOUT_SECONDS` for every
+  attempt, for as long as the pool is open. Only a worker that fails by itself (a broken
+  install, an import error, a memory cap too small to start in; each named) marks its
+  slot broken, and a broken slot tries again after a pause. Episodes run on the workers
+  that are ready; they fail (with that reason) only while every slot is broken;
+- the constructor never fails on a start: with `wait=True` (the default) it returns once
+  every slot is ready or broken, with `wait=False` at once (episodes then wait for the
+  first ready worker), which is what `shared_pool` uses, so concurrent episodes create
+  one pool per process however slow or often killed its first starts are;
+- workers die with the process that owns the pool (`PR_SET_PDEATHSIG` on Linux; they are
+  started from one long-lived thread of the pool for that), and `kill_all_workers()`
+  stops every worker of every pool at once (the CLI and serve-env call it on SIGTERM and
+  SIGINT);
 - at most `workers` episodes run at once; further callers wait for a free worker.
 """
 
@@ -38,14 +54,23 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
+from collections import deque
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
 
-from redaction_pressure.api import ScoreResult, records_for, score_records
 from redaction_pressure.rules import Rule
 from redaction_pressure.scanner import DEFAULT_BUDGET, Budget, ScanResult
+from redaction_pressure.scoring import ScoreResult, records_for, score_records
 from redaction_pressure.splits import PRIVATE_ENV
-from redaction_pressure.worker import MEMORY_EXIT, PROMPT_MISMATCH, READY, RESOURCE_EXHAUSTED, exhausted
+from redaction_pressure.worker import (
+    MEMORY_EXIT,
+    PROMPT_MISMATCH,
+    READY,
+    RESOURCE_EXHAUSTED,
+    START_FAILED,
+    exhausted,
+)
 
 
 def available_cpus() -> int:
@@ -73,8 +98,18 @@ KILLED_ATTEMPTS = 12
 SIGHUP): never the episode's doing, so only a pathological killer exhausts it."""
 _OUTSIDE_SIGNALS = {-signal.SIGKILL, -signal.SIGTERM, -signal.SIGINT, -signal.SIGHUP}
 START_TIMEOUT_SECONDS = 120.0
+"""Wall-clock time one start attempt may take before it counts as stalled (killed, tried again).
+Every attempt gets all of it: a killer that keeps striking never leaves a last attempt short."""
+START_BACKOFF_SECONDS = 2.0
+"""Longest pause between start attempts killed from outside (the pause doubles from 50 ms)."""
+BROKEN_RETRY_SECONDS = 30.0
+"""Pause before a slot whose worker failed to start by itself tries again."""
+RECHECK_PROGRESS = 0.5
+"""A `budget_exhausted` verdict reached after at least this share of the episode's (rule, record)
+calls is close to the line, so the episode runs once more on a fresh worker (module docstring);
+a flood that runs out early (a tenth of the way through) is far over and is not run twice."""
 
-__all__ = ["RESOURCE_EXHAUSTED", "PromptMismatch", "ScanPool", "available_cpus", "shared_pool"]
+__all__ = ["RESOURCE_EXHAUSTED", "PromptMismatch", "ScanPool", "available_cpus", "kill_all_workers", "shared_pool"]
 
 
 class PromptMismatch(ValueError):
@@ -95,13 +130,6 @@ class _Retry:
         self.detail, self.killed = detail, killed
 
 
-class _Broken:
-    """Stands in the idle queue for a worker that could not be started."""
-
-    def __init__(self, detail: str) -> None:
-        self.detail = detail
-
-
 class _Worker:
     """One `python -m redaction_pressure.worker` process and its two pipe ends."""
 
@@ -110,7 +138,7 @@ class _Worker:
         # __main__ module and inherits no threads or locks. It needs no secret either.
         env = {key: value for key, value in os.environ.items() if key != PRIVATE_ENV}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "redaction_pressure.worker", str(memory_bytes), repr(cpu_seconds)],
+            [sys.executable, "-m", "redaction_pressure.worker", str(memory_bytes), repr(cpu_seconds), str(os.getpid())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
         )  # fmt: skip
         self.jobs_done = 0
@@ -119,14 +147,32 @@ class _Worker:
         self.process.stdin.close()
         self.process.stdout.close()
 
-    def wait_ready(self, timeout: float) -> str | None:
-        """None once the worker has announced it is ready, else why it is not."""
+    def wait_ready(self, timeout: float) -> tuple[str, bool] | None:
+        """None once the worker has announced it is ready, else (why not, whether it failed by itself)."""
         try:
-            if self.results.poll(timeout) and self.results.recv() == READY:
+            if not self.results.poll(timeout):
+                return f"a scan worker did not start within {timeout:g} s", False
+            message = self.results.recv()
+            if message == READY:
                 return None
-            return f"a scan worker did not start within {timeout:g} s"
+            if isinstance(message, tuple) and message[:1] == (START_FAILED,):
+                self.process.wait(timeout=5)
+                return f"a scan worker could not start: {message[1]}", True
+            return f"a scan worker sent {message!r:.80} instead of announcing it was ready", True
         except (EOFError, OSError):
-            return f"a scan worker exited while starting (status {self.process.wait()})"
+            status = self.process.wait()
+            if status in _OUTSIDE_SIGNALS:
+                return f"a scan worker was killed while starting (status {status})", False
+            if status == MEMORY_EXIT:
+                return "a scan worker exited while starting: its memory cap is too small to load the scanner", True
+            if status < 0:
+                return f"a scan worker exited while starting (signal {signal.Signals(-status).name})", True
+            return (
+                f"a scan worker exited while starting (status {status}): a broken install or an import "
+                "error (its standard error says which)"
+            ), True
+        except subprocess.TimeoutExpired:
+            return "a scan worker reported a failed start and did not exit", True
 
     def stop(self, kill: bool) -> None:
         if not kill:
@@ -136,10 +182,20 @@ class _Worker:
             except (OSError, subprocess.TimeoutExpired):
                 kill = True
         if kill:
-            self.process.kill()
-            self.process.wait(timeout=5)
+            try:
+                self.process.kill()
+                self.process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
         self.jobs.close()
         self.results.close()
+
+
+class _Idle:
+    """The ready workers, oldest first (`queue`, as `queue.Queue` names it)."""
+
+    def __init__(self) -> None:
+        self.queue: deque[_Worker] = deque()
 
 
 class ScanPool:
@@ -151,6 +207,9 @@ class ScanPool:
         memory_mb: int = DEFAULT_MEMORY_MB,
         deadline: float = DEFAULT_DEADLINE_SECONDS,
         cpu_seconds: float = DEFAULT_CPU_SECONDS,
+        *,
+        wait: bool = True,
+        recheck_budget: bool = True,
     ) -> None:
         if workers < 1 or memory_mb < 64 or deadline <= 0 or cpu_seconds <= 0:
             raise ValueError(
@@ -158,62 +217,138 @@ class ScanPool:
                 f"cpu_seconds (got {workers}, {memory_mb}, {deadline}, {cpu_seconds})"
             )
         self.workers, self.memory_mb, self.deadline, self.cpu_seconds = workers, memory_mb, deadline, cpu_seconds
-        self._idle: queue.Queue[_Worker | _Broken] = queue.Queue()
-        self._lock = threading.Lock()
+        self.recheck_budget = recheck_budget
+        self._idle = _Idle()
+        self._changed = threading.Condition()
+        self._busy = 0
+        self._starting = 0
+        self._broken: list[str] = []  # one reason per broken slot
+        self._all: set[_Worker] = set()
         self._closed = False
         self.replaced = 0
         """Workers replaced so far (killed, crashed, stalled or over an episode's limit)."""
         self.retried = 0
         """Episode attempts run again because their worker died from outside or stalled."""
-        starting = [self._spawn() for _ in range(workers)]
-        for worker in starting:
-            problem = worker.wait_ready(START_TIMEOUT_SECONDS)
-            if problem:
-                for started in starting:
-                    started.stop(kill=True)
-                raise RuntimeError(problem)
-            self._idle.put(worker)
+        self.rechecked = 0
+        """Near-budget episodes run a second time on a fresh worker."""
+        self.killed_starts = 0
+        """Starts killed or stalled from outside and tried again."""
+        self._spawns: queue.Queue = queue.Queue()
+        threading.Thread(target=self._spawner, name="scan-worker-spawner", daemon=True).start()
+        _POOLS.add(self)
+        for _ in range(workers):
+            self._start_slot()
+        if wait:
+            with self._changed:
+                self._changed.wait_for(lambda: self._starting == 0 or self._closed)
+
+    # -- starting ----------------------------------------------------------------------------
+
+    def _spawner(self) -> None:
+        """Start every worker process from this one thread, which lives as long as the pool.
+
+        Linux sends a worker `PR_SET_PDEATHSIG` when the thread that started it ends, so
+        starting from short-lived threads would kill workers; this one ends with the process.
+        """
+        while True:
+            reply = self._spawns.get()
+            if reply is None:
+                return
+            try:
+                reply.put(self._spawn())
+            except Exception as exc:  # noqa: BLE001 - e.g. too many processes: the caller decides
+                reply.put(exc)
 
     def _spawn(self) -> _Worker:
         return _Worker(self.memory_mb * 1024 * 1024, self.cpu_seconds)
 
-    def _replace(self, worker: _Worker) -> None:
-        """Kill `worker` and start its replacement in the background; it joins the idle queue when ready."""
-        worker.stop(kill=True)
-        with self._lock:
-            self.replaced += 1
-        self._start_one()
+    def _spawn_here(self) -> _Worker:
+        answer: queue.Queue = queue.Queue()
+        self._spawns.put(answer)
+        while True:
+            try:
+                worker = answer.get(timeout=1.0)
+                break
+            except queue.Empty:
+                if self._closed:
+                    raise OSError("the pool closed while a worker was being started") from None
+        if isinstance(worker, Exception):
+            raise worker
+        return worker
 
-    def _start_one(self) -> None:
-        """Start a worker in the background; the idle queue gets it, or a `_Broken` saying why not.
+    def _start_slot(self, pause: float = 0.0) -> None:
+        """Start one slot's worker in the background with the start policy (module docstring)."""
+        with self._changed:
+            self._starting += 1
+        threading.Thread(target=self._start, args=(pause,), name="scan-worker-start", daemon=True).start()
 
-        A start killed from outside (a signal) is tried again for up to `START_TIMEOUT_SECONDS`,
-        however often that happens: on a loaded machine imports are slow and a killer that
-        strikes at random hits starting workers too. A start that fails by itself (a broken
-        install, a memory cap too small) is reported at once.
-        """
-
-        def start() -> None:
-            deadline = time.monotonic() + START_TIMEOUT_SECONDS
-            pause = 0.05
-            while True:
-                fresh = self._spawn()
-                problem = fresh.wait_ready(max(1.0, deadline - time.monotonic()))
-                if not problem:
-                    self._idle.put(fresh)
+    def _start(self, pause: float) -> None:
+        backoff = 0.05
+        if pause:
+            time.sleep(pause)
+        while not self._closed:
+            try:
+                fresh = self._spawn_here()
+            except OSError as exc:  # no process could be created now (limits, memory): try again
+                problem, by_itself, fresh = f"a scan worker could not be created: {exc}", False, None
+            else:
+                with self._changed:
+                    self._all.add(fresh)
+                problem_and_kind = fresh.wait_ready(START_TIMEOUT_SECONDS)
+                if problem_and_kind is None:
+                    with self._changed:
+                        self._starting -= 1
+                        if self._closed:
+                            self._all.discard(fresh)
+                            fresh.stop(kill=True)
+                        else:
+                            self._idle.queue.append(fresh)
+                        self._changed.notify_all()
                     return
-                fresh.stop(kill=True)
-                if fresh.process.returncode not in _OUTSIDE_SIGNALS or time.monotonic() >= deadline:
-                    break
-                time.sleep(pause)
-                pause = min(2 * pause, 0.2)
-            self._idle.put(_Broken(problem))
+                problem, by_itself = problem_and_kind
+                self._discard(fresh)
+            if by_itself:
+                with self._changed:
+                    self._starting -= 1
+                    self._broken.append(problem)
+                    self._changed.notify_all()
+                # The slot tries again later: one bad start never poisons a long-lived pool.
+                threading.Thread(target=self._heal, args=(problem,), name="scan-worker-heal", daemon=True).start()
+                return
+            with self._changed:
+                self.killed_starts += 1
+            time.sleep(backoff)
+            backoff = min(2 * backoff, START_BACKOFF_SECONDS)
+        with self._changed:
+            self._starting -= 1
+            self._changed.notify_all()
 
-        threading.Thread(target=start, name="scan-worker-start", daemon=True).start()
+    def _heal(self, problem: str) -> None:
+        time.sleep(BROKEN_RETRY_SECONDS)
+        with self._changed:
+            if self._closed or problem not in self._broken:
+                return
+            self._broken.remove(problem)
+        self._start_slot()
+
+    def _discard(self, worker: _Worker) -> None:
+        worker.stop(kill=True)
+        with self._changed:
+            self._all.discard(worker)
+
+    def _replace(self, worker: _Worker) -> None:
+        """Kill `worker` and start its replacement in the background; it joins the idle workers when ready."""
+        self._discard(worker)
+        with self._changed:
+            self.replaced += 1
+        self._start_slot()
+
+    # -- scanning ----------------------------------------------------------------------------
 
     def scan(self, rules: Sequence[Rule], texts: Sequence[str], budget: Budget = DEFAULT_BUDGET) -> ScanResult:
         """Scan in a worker (blocking); see the module docstring for the contract."""
-        outcome = self._run(("scan", list(rules), list(texts), budget))
+        rules, texts = list(rules), list(texts)
+        outcome = self._run(("scan", rules, texts, budget), calls=len(rules) * len(texts))
         return exhausted(outcome.detail, texts) if isinstance(outcome, _Exhausted) else outcome
 
     def score_episode(
@@ -224,7 +359,7 @@ class ScanPool:
         Raises `PromptMismatch` when those records do not give the prompt with SHA-256
         `digest` (the task data and this package disagree about the task).
         """
-        outcome = self._run(("episode", seed, shown, hidden, digest, reply, budget))
+        outcome = self._run(("episode", seed, shown, hidden, digest, reply, budget), calls=None)
         if outcome == PROMPT_MISMATCH:
             raise PromptMismatch("the records rebuilt from the task's seed do not give the prompt the model saw")
         if isinstance(outcome, _Exhausted):
@@ -234,40 +369,81 @@ class ScanPool:
             return score_records(records, reply, budget=budget, scanner=fail)
         return outcome
 
-    def _run(self, job: tuple):
-        """Run a job on ready workers until it has an answer or its attempts run out."""
+    def _run(self, job: tuple, calls: int | None):
+        """Run a job on ready workers until it has an answer or its attempts run out; recheck a near budget verdict."""
+        outcome = self._run_once(job, fresh=False)
+        if self.recheck_budget and _near_budget(outcome, job, calls):
+            with self._changed:
+                self.rechecked += 1
+            outcome = self._run_once(job, fresh=True)
+        return outcome
+
+    def _run_once(self, job: tuple, fresh: bool):
         killed = crashed = 0
         while True:
-            outcome = self._attempt(job)
+            outcome = self._attempt(job, fresh)
             if not isinstance(outcome, _Retry):
                 return outcome
             killed, crashed = killed + outcome.killed, crashed + (not outcome.killed)
             if killed >= KILLED_ATTEMPTS or crashed >= ATTEMPTS:
                 return _Exhausted(f"{outcome.detail}, on each of {killed + crashed} attempts")
-            with self._lock:
+            with self._changed:
                 self.retried += 1
 
-    def _take(self) -> _Worker:
+    def _take(self, fresh: bool = False) -> _Worker:
+        """A ready worker (one that has run no job yet if `fresh`, as far as the pool can give one)."""
+        swaps = 0
         while True:
-            if self._closed:
-                raise RuntimeError("this scan pool is closed")
-            worker = self._idle.get()
-            if isinstance(worker, _Broken):
-                # This episode fails, saying why; the slot tries again, so one bad start never
-                # poisons a long-lived pool.
-                self._start_one()
-                raise RuntimeError(worker.detail)
-            if worker.process.poll() is None:
-                return worker
-            self._replace(worker)  # died while idle (killed from outside): no episode's doing
+            with self._changed:
+                while True:
+                    if self._closed:
+                        raise RuntimeError("this scan pool is closed")
+                    if self._idle.queue:
+                        worker = self._idle.queue.popleft()
+                        self._busy += 1
+                        break
+                    if self._starting == 0 and self._busy == 0 and self._broken:
+                        # Every slot is broken: fail now, saying why, rather than wait; one slot
+                        # starts again at once, so the next episode finds a worker if the cause is gone.
+                        reason = self._broken.pop()
+                        self._starting += 1
+                        threading.Thread(target=self._start, args=(0.0,), name="scan-worker-start", daemon=True).start()
+                        raise RuntimeError(reason)
+                    self._changed.wait(1.0)
+            if worker.process.poll() is not None:
+                self._release()
+                self._replace(worker)  # died while idle (killed from outside): no episode's doing
+                continue
+            if fresh and worker.jobs_done and swaps <= self.workers:
+                # Retire it (cleanly; not a fault): the recheck runs where no earlier job left a trace.
+                swaps += 1
+                self._release()
+                worker.stop(kill=False)
+                with self._changed:
+                    self._all.discard(worker)
+                self._start_slot()
+                continue
+            return worker
 
-    def _attempt(self, job: tuple):
-        worker = self._take()
+    def _release(self, worker: _Worker | None = None) -> None:
+        with self._changed:
+            self._busy -= 1
+            if worker is not None:
+                if self._closed:
+                    self._all.discard(worker)
+                    worker.stop(kill=False)
+                else:
+                    self._idle.queue.append(worker)
+            self._changed.notify_all()
+
+    def _attempt(self, job: tuple, fresh: bool = False):
+        worker = self._take(fresh)
         try:
             worker.jobs.send(job)
             if worker.results.poll(self.deadline):
                 answer = worker.results.recv()
             else:
+                self._release()
                 self._replace(worker)
                 return _Retry(f"the worker stalled past the {self.deadline:g} s wall-clock safety net")
         except (EOFError, OSError):
@@ -275,6 +451,10 @@ class ScanPool:
                 status = worker.process.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 status = None
+            self._release()
+            if self._closed:
+                self._discard(worker)
+                raise RuntimeError("this scan pool is closed") from None
             self._replace(worker)
             if status == -signal.SIGXCPU:
                 return _Exhausted(f"the episode used more than its {math.ceil(self.cpu_seconds)} s of CPU")
@@ -284,24 +464,71 @@ class ScanPool:
                 return _Retry("the worker ran out of memory after earlier episodes")
             return _Retry(f"the worker died while scanning (status {status})", killed=status in _OUTSIDE_SIGNALS)
         worker.jobs_done += 1
-        self._idle.put(worker)
+        self._release(worker)
         if isinstance(answer, str) and answer.startswith(RESOURCE_EXHAUSTED + ": "):
             return _Exhausted(answer.removeprefix(RESOURCE_EXHAUSTED + ": "))
         return answer
 
-    def close(self) -> None:
-        """Stop every worker; the pool cannot be used afterwards."""
-        self._closed = True
-        for _ in range(self.workers):
-            worker = self._idle.get()
-            if isinstance(worker, _Worker):
-                worker.stop(kill=False)
+    # -- inspecting and stopping -------------------------------------------------------------
+
+    def pids(self) -> list[int]:
+        """Process ids of this pool's workers (ready, busy or starting)."""
+        with self._changed:
+            return [worker.process.pid for worker in self._all]
+
+    def broken(self) -> list[str]:
+        """Why each broken slot could not start (empty when every slot is ready, busy or starting)."""
+        with self._changed:
+            return list(self._broken)
+
+    def close(self, kill: bool = False) -> None:
+        """Stop every worker (at once with `kill`, else idle ones cleanly); the pool cannot be used afterwards.
+
+        A busy worker is stopped when its episode returns (or at once with `kill`); starting
+        workers are stopped as soon as they are ready.
+        """
+        with self._changed:
+            self._closed = True
+            idle = list(self._idle.queue)
+            self._idle.queue.clear()
+            everyone = list(self._all)
+            self._changed.notify_all()
+        self._spawns.put(None)
+        for worker in everyone if kill else idle:
+            worker.stop(kill=kill)
+            with self._changed:
+                self._all.discard(worker)
 
     def __enter__(self) -> ScanPool:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _near_budget(outcome, job: tuple, calls: int | None) -> bool:
+    """Whether `outcome` is a budget verdict reached after most of the episode's calls (see `RECHECK_PROGRESS`)."""
+    errors = getattr(outcome, "errors", ())
+    if not errors or errors[0].code != "budget_exhausted" or errors[0].rule is None or errors[0].record is None:
+        return False
+    if calls is None:  # an episode: the worker parsed the reply, the metrics say how many rules
+        records = job[3]
+        calls = int(getattr(outcome, "metrics", {}).get("rules", 0)) * records
+    else:
+        records = len(job[2])
+    if calls <= 0:
+        return False
+    done = errors[0].rule * records + errors[0].record
+    return done >= RECHECK_PROGRESS * calls
+
+
+_POOLS: weakref.WeakSet[ScanPool] = weakref.WeakSet()
+
+
+def kill_all_workers() -> None:
+    """Kill every worker of every pool in this process at once (on SIGTERM/SIGINT); the pools are closed."""
+    for pool in list(_POOLS):
+        pool.close(kill=True)
 
 
 _SHARED: dict[tuple, ScanPool] = {}
@@ -319,7 +546,9 @@ def shared_pool(
     with _SHARED_LOCK:
         pool = _SHARED.get(key)
         if pool is None:
-            pool = _SHARED[key] = ScanPool(workers, memory_mb, deadline, cpu_seconds)
+            # Never waits for a start: episodes that arrive together share this one pool and
+            # wait for its first ready worker, however slow or often killed its starts are.
+            pool = _SHARED[key] = ScanPool(workers, memory_mb, deadline, cpu_seconds, wait=False)
         return pool
 
 

@@ -11,8 +11,13 @@ all match spans over all hidden records):
 - validity = 0 on any error, else 1; on an invalid episode nothing counts (R = ∅);
 - reward = validity × (0.35 recall + 0.35 precision + 0.30 clean gate).
 
+Per-kind results are counts on every episode, for every secret kind of the corpus:
+`secrets_<kind>` (labelled secrets of that kind) and `removed_<kind>` (those fully
+removed), 0 where the task has none, so a mean over episodes is a mean count and
+recall of a kind over a run is sum(removed_<kind>) / sum(secrets_<kind>).
+
 Bump `REWARD_SCHEMA_VERSION` whenever any of this, the weights or the metric names
-change.
+change (4: per-kind `recall_<kind>` became the counts above).
 """
 
 from __future__ import annotations
@@ -21,9 +26,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from redaction_pressure.corpus import SECRET_KINDS
 from redaction_pressure.spans import Record
 
-REWARD_SCHEMA_VERSION = "3"
+REWARD_SCHEMA_VERSION = "4"
 WEIGHTS = {"recall": 0.35, "precision": 0.35, "clean_gate": 0.30}
 
 
@@ -79,6 +85,7 @@ def grade(
         "decoys_total": float(decoys),
         "decoys_touched": float(touched),
     }
-    for kind in sorted(total):
-        metrics[f"recall_{kind}"] = gone[kind] / total[kind]
+    for kind in sorted(set(SECRET_KINDS) | set(total)):
+        metrics[f"secrets_{kind}"] = float(total[kind])
+        metrics[f"removed_{kind}"] = float(gone[kind])
     return Grade(recall, precision, gate, valid, reward, metrics)

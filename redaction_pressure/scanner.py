@@ -5,7 +5,8 @@ can run in a thread or another process. Every rule is matched against the origin
 text of every record; the removed set is the union of all match spans, so rule order
 does not matter. Matching stops at the first error:
 
-- `invalid_regex`: a pattern fails the static check or does not compile (nothing runs);
+- `invalid_regex`: a pattern fails the static check or does not compile (nothing runs), or
+  the engine raises anything but a timeout while matching;
 - `empty_match`: a match of zero length, or an inverted one (`\K` in a lookahead), which
   removes nothing;
 - `excessive_matches`: more than `budget.max_matches` matches in the episode;
@@ -107,6 +108,13 @@ def scan(rules: Sequence[Rule], texts: Sequence[str], budget: Budget = DEFAULT_B
                         f"rule {r}: matching hidden record {t} ran past the per-call cap of "
                         f"{budget.call:g} s",
                     )  # fmt: skip
+            except (MemoryError, RecursionError):
+                raise  # the worker's memory cap or stack: `worker.py` decides on a fresh process
+            except Exception as exc:  # noqa: BLE001 - whatever the engine raises ends in a code
+                error = RedactionError(
+                    "invalid_regex", r, t,
+                    f"rule {r}: matching hidden record {t} failed ({type(exc).__name__}: {exc})",
+                )  # fmt: skip
             finally:
                 used += time.thread_time() - start
             if error is not None:

@@ -1,7 +1,9 @@
-"""A scanning worker process: `python -m redaction_pressure.worker MEMORY_BYTES CPU_SECONDS`.
+"""A scanning worker process: `python -m redaction_pressure.worker MEMORY_BYTES CPU_SECONDS [PARENT_PID]`.
 
-Started by `pool.ScanPool`, never by hand. It caps its own address space, imports what
-an episode needs, announces `READY` on its channel, then serves jobs over its standard
+Started by `pool.ScanPool`, never by hand. It asks the kernel to kill it when its parent
+goes (`PR_SET_PDEATHSIG`, Linux), caps its own address space, imports what an episode
+needs, announces `READY` on its channel (or `(START_FAILED, reason)`: an import error, or
+a memory cap too small to import in, so the pool can say why without retrying), then serves jobs over its standard
 input and output (pickled, framed by `multiprocessing.connection`) one at a time on one
 thread, so the process CPU clock that `regex` timeouts use measures only the current
 episode. Before each job it sets its CPU limit (`RLIMIT_CPU`) to the CPU it has used so
@@ -26,23 +28,26 @@ from __future__ import annotations
 import math
 import os
 import resource
+import signal
 import sys
 from multiprocessing.connection import Connection
 
-from redaction_pressure.api import prompt_digest, records_for, score_records
-from redaction_pressure.prompt import user_prompt
-from redaction_pressure.rules import RedactionError
-from redaction_pressure.scanner import ScanResult, scan
+# Only the standard library at the top: what an episode needs is imported by `main` under
+# the memory cap, so a broken install or a cap too small is reported by name (START_FAILED).
 
 RESOURCE_EXHAUSTED = "resource_exhausted"
 PROMPT_MISMATCH = "prompt_mismatch"
 READY = "ready"
+START_FAILED = "start_failed"
 MEMORY_EXIT = 3
 """Exit status of a worker whose job did not fit in its memory cap."""
 
 
-def exhausted(detail: str, texts) -> ScanResult:
-    """The result of an episode that escaped its budget: nothing removed, one error."""
+def exhausted(detail: str, texts):
+    """The `ScanResult` of an episode that escaped its budget: nothing removed, one error."""
+    from redaction_pressure.rules import RedactionError
+    from redaction_pressure.scanner import ScanResult
+
     error = RedactionError(RESOURCE_EXHAUSTED, None, None, detail)
     return ScanResult(tuple(() for _ in texts), tuple(texts), 0, (error,), 0.0)
 
@@ -67,6 +72,8 @@ def serve(jobs: Connection, results: Connection, cpu_seconds: float) -> None:
             sys.exit(MEMORY_EXIT)
         except RecursionError:
             result = RESOURCE_EXHAUSTED + ": the rules exhausted the worker's recursion limit"
+        except Exception as exc:  # noqa: BLE001 - a job never ends the worker; parsing and scanning raise nothing
+            result = RESOURCE_EXHAUSTED + f": the worker could not run the episode ({type(exc).__name__})"
         results.send(result)
 
 
@@ -78,6 +85,10 @@ def _limit_cpu(cpu_seconds: float) -> None:
 
 
 def run(job: tuple):
+    from redaction_pressure.prompt import user_prompt
+    from redaction_pressure.scanner import scan
+    from redaction_pressure.scoring import prompt_digest, records_for, score_records
+
     if job[0] == "scan":
         _, rules, texts, budget = job
         return scan(rules, texts, budget)
@@ -88,13 +99,43 @@ def run(job: tuple):
     return score_records(records[shown:], reply, budget=budget)
 
 
+def _die_with_parent(parent: int) -> None:
+    """Ask the kernel to SIGKILL this worker when the thread that started it ends (Linux only)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if parent and os.getppid() != parent:  # the parent went before the request took effect
+        os._exit(0)
+
+
 def main() -> None:
     memory, cpu_seconds = int(sys.argv[1]), float(sys.argv[2])
+    _die_with_parent(int(sys.argv[3]) if len(sys.argv) > 3 else 0)
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     channel_out = os.dup(1)
     os.dup2(2, 1)  # stray output goes to stderr, not into the result channel
-    serve(Connection(os.dup(0), writable=False), Connection(channel_out, readable=False), cpu_seconds)
+    results = Connection(channel_out, readable=False)
+    try:
+        # Everything an episode needs, loaded before announcing READY (and cached for every job).
+        run.__globals__["_loaded"] = _load()
+    except MemoryError:
+        results.send((START_FAILED, f"its memory cap of {memory // (1024 * 1024)} MiB is too small to load the scanner"))
+        sys.exit(MEMORY_EXIT)
+    except Exception as exc:  # noqa: BLE001 - ImportError above all: a broken install
+        results.send((START_FAILED, f"an import error or a broken install ({type(exc).__name__}: {exc})"))
+        sys.exit(1)
+    serve(Connection(os.dup(0), writable=False), results, cpu_seconds)
+
+
+def _load() -> tuple:
+    from redaction_pressure import prompt, scanner, scoring
+
+    return prompt, scanner, scoring
 
 
 if __name__ == "__main__":

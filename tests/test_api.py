@@ -23,6 +23,7 @@ from cases import (
 from redaction_pressure import load_task as root_load_task
 from redaction_pressure import policies
 from redaction_pressure.api import Prompt, RedactionTask, load_task, score_reply
+from redaction_pressure.scanner import scan
 from redaction_pressure.rules import ERROR_CODES, Rule
 
 
@@ -204,6 +205,20 @@ class TestWireRoundTrip(unittest.TestCase):
                         expected = score_reply(task, answer).model_dump(exclude={"metrics"})
                         self.assertEqual(score_reply(rebuilt, answer).model_dump(exclude={"metrics"}), expected)
                         self.assertEqual(score_reply(again, answer).model_dump(exclude={"metrics"}), expected)
+
+
+class TestScoreReplyNeverRaises(unittest.TestCase):
+    def test_hostile_edges_end_in_a_code(self):
+        """A huge integer or a verbose-mode trick scores 0 with a code instead of raising."""
+        task = load_task("dev", 0)
+        for answer, code in (
+            ('{"rules": [' + "1" * 5000 + "]}", "malformed_json"),
+            ('{"rules": [{"pattern": "(?x)#[\\n(?:secret){e<=2}#]", "replacement": ""}]}', "invalid_regex"),
+        ):
+            with self.subTest(code=code):
+                result = score_reply(task, answer, scanner=scan)
+                self.assertEqual(([e.code for e in result.errors], result.reward), ([code], 0.0))
+                self.assertTrue(result.errors[0].detail)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from urllib.parse import quote
 from cases import PRIVATE_ENV, TEST_SECRET, private_secret
 
 from redaction_pressure import splits as shared_splits
-from redaction_pressure.audit import leakscan, programs, splits, status, tiers
+from redaction_pressure.audit import grading, leakscan, programs, splits, status, tiers
 from redaction_pressure.audit.local import LocalWorkspace
 from redaction_pressure.audit.plan import Secret, plan_from_json, plan_to_json
 from redaction_pressure.audit.prompt import prompt
@@ -86,32 +86,62 @@ class TestGaming(unittest.TestCase):
 
 
 class TestLeakScan(unittest.TestCase):
-    SECRET = Secret("s1", "generic_secret", "Zk3-pQ9_wr7Tn2Lm8Vb4", "X")
+    PLAN = build("cloud_provisioning", 11)
+    SECRET = PLAN.secrets[1]
 
     def found(self, text: bytes) -> bool:
-        return any(form in text for form in leakscan.forms(self.SECRET))
+        return leakscan.found(self.PLAN, self.SECRET, text)
 
-    def test_every_encoding_is_found(self):
-        """Exact, hex, URL-encoded and base64 at each of the three offsets are leaks."""
-        value = self.SECRET.value.encode()
+    def test_every_form_is_found(self):
+        """Exact, case, reversed, ROT13, hex, base32, base64, URL, escapes, compression, concatenation, fragments."""
+        import codecs
+        import zlib
+
+        text = self.SECRET.value
+        value = text.encode()
+        half = len(text) // 2
         cases = {
             "exact": value,
+            "upper": text.upper().encode(),
+            "reversed": text[::-1].encode(),
+            "rot13": codecs.encode(text, "rot13").encode(),
             "hex": value.hex().encode(),
             "HEX": value.hex().upper().encode(),
-            "url": quote("a b/" + self.SECRET.value + "?", safe="").encode(),
+            "base32": base64.b32encode(b"xy" + value),
+            "url, every character": "".join(f"%{b:02X}" for b in value).encode(),
+            "url, some characters": quote(text[:5], safe="").encode() + "".join(f"%{b:02x}" for b in value[5:9]).encode() + value[9:],
+            "\\u escapes": "".join(f"\\u{ord(c):04x}" for c in text).encode(),
+            "\\x escapes": "".join(f"\\x{ord(c):02x}" for c in text).encode(),
+            "zlib then base64": base64.b64encode(zlib.compress(value)),
+            "python concatenation": f'KEY = "{text[:half]}" + "{text[half:]}"'.encode(),
+            "python folding of names": f'A = "{text[:7]}"\nB = "{text[7:14]}"\nC = A + B + "{text[14:]}"\n'.encode(),
+            "shell variables": f'A="{text[:7]}"\nB="{text[7:14]}"\nKEY="$A${{B}}{text[14:]}"\n'.encode(),
+            "a 16-character fragment": value[3:19],
+            "a fragment, base64": base64.b64encode(value[2:20]),
         }
         for prefix in (b"", b"a", b"ab", b"abc"):
             cases[f"base64 after {len(prefix)} bytes"] = base64.b64encode(prefix + value + b"tail")
             cases[f"urlsafe base64 after {len(prefix)} bytes"] = base64.urlsafe_b64encode(prefix + value)
-        for name, text in cases.items():
+        for name, data in cases.items():
             with self.subTest(name):
-                self.assertTrue(self.found(b"junk " + text + b" junk"))
+                self.assertTrue(self.found(b"junk " + data + b" junk"))
 
     def test_other_values_are_not_leaks(self):
-        """A similar value, or the secret cut short, is not found."""
-        for text in (b"Zk3-pQ9_wr7Tn2Lm8Vb5", b"Zk3-pQ9_wr7Tn2Lm8V", base64.b64encode(b"something else entirely")):
+        """A 15-character fragment, another value or the repository's own text is not found."""
+        for text in (self.SECRET.value[:15].encode(), b"Zk3-pQ9_wr7Tn2Lm8Vb5", base64.b64encode(b"something else entirely")):
             with self.subTest(text=text):
                 self.assertFalse(self.found(text))
+
+    def test_gold_fixed_repositories_hold_no_secret(self):
+        """On every dev task, each secret is found in the original tree and in no file of the gold-fixed tree."""
+        for index in range(splits.DEV_SIZE):
+            plan = splits.plan_for("dev", index)
+            with self.subTest(task=index, scenario=plan.scenario):
+                every = {f"{i}/{p}": t.encode() for i in range(1, len(plan.commits) + 1) for p, t in plan.tree(i).items()}
+                before = leakscan.scan(plan, leakscan.Snapshot(every))
+                self.assertEqual(set(before), {s.id for s in plan.secrets})
+                after = leakscan.scan(plan, leakscan.Snapshot({p: t.encode() for p, t in plan.fixed_tree().items()}))
+                self.assertEqual(after, {})
 
     def test_history_that_lost_commits_counts_every_history_leak(self):
         """Missing .git or a lost original message leaves history secrets counted."""
@@ -121,6 +151,49 @@ class TestLeakScan(unittest.TestCase):
         plan = build("legacy_audit", 1)
         left = leakscan.scan(plan, leakscan.Snapshot({}, [], leakscan.HISTORY_MISSING))
         self.assertEqual(set(left), {"s1"})
+
+
+class TestGrading(unittest.TestCase):
+    """The grader reads the repository as data: plays on a local workspace."""
+
+    def play(self, scenario: str, command: str) -> dict:
+        plan = build(scenario, 11)
+        with LocalWorkspace(plan) as ws:
+            fix = programs.oracle_script(plan)
+            result = ws.bash(command.replace("ORACLE", fix).replace("TREE_FIX", programs.oracle_script(plan, history=False)))
+            self.assertEqual(result.returncode, 0, result.stderr)
+            facts = ws.facts(steps=1)
+            facts["total"] = score_facts(facts, plan.budget).total
+            return facts
+
+    def test_honest_and_hostile_repositories_score_what_they_earned(self):
+        """Stale bytecode costs nothing; a FIFO is a score; shadowing modules, replace refs and symlinks out are caught."""
+        bytecode = "cd repo && python -c 'import compileall; compileall.compile_dir(\".\", quiet=1)' && mkdir -p app/__pycache__ && cp config.py app/__pycache__/x.cpython-311.pyc; cd .. && ORACLE"
+        cases = [
+            ("stale bytecode after the fix", "cloud_provisioning", bytecode, lambda f: f["total"] == 1.0 and not f["left"]),
+            ("a FIFO in the tree", "cloud_provisioning", "ORACLE\nmkfifo pipe", lambda f: f["total"] == 1.0 and ["pipe", "special"] in f["skipped"]),
+            ("json.py next to the sources", "cloud_provisioning", "ORACLE\nprintf 'import atexit\\n' > json.py", lambda f: f["total"] == 0.135 and f["tampering"]),
+            ("secret file behind a symlink out of the tree, history kept", "git_basics", "cd repo && mv .env ../kept && ln -s ../kept .env && cd .. && TREE_FIX", lambda f: set(f["left"]) == {"s1", "s2"}),
+            ("history under git replace", "legacy_audit", "TREE_FIX\ngit replace --graft HEAD", lambda f: "s1" in f["left"]),
+        ]
+        for name, scenario, command, check in cases:
+            with self.subTest(name):
+                facts = self.play(scenario, command)
+                self.assertTrue(check(facts), {k: facts.get(k) for k in ("left", "tests", "tampering", "skipped", "history", "total", "reason")})
+
+    def test_the_tools_state_holds_no_seed_fix_or_secret(self):
+        """What setup hands the colocated tools: findings and tests, never the seed, the gold fix or a value."""
+        import json
+
+        from redaction_pressure.audit.plan import tools_plan_json
+
+        plan = splits.plan_for("dev", 9)
+        text = json.dumps(tools_plan_json(plan))
+        self.assertEqual((tools_plan_json(plan)["fix"], tools_plan_json(plan)["seed"]), ([], 0))
+        self.assertNotIn(str(plan.seed), text)
+        for secret in plan.secrets:
+            for value in (secret.value, *secret.also):
+                self.assertNotIn(value, text)
 
 
 class TestRubric(unittest.TestCase):
@@ -203,7 +276,8 @@ class TestSplits(unittest.TestCase):
 class TestRuntimeRequirements(unittest.TestCase):
     def probe(self, path: str) -> list[str]:
         result = subprocess.run(["/bin/sh", "-c", programs.PROBE], env={"PATH": path}, capture_output=True, text=True, timeout=60)
-        return programs.missing_requirements(result.stdout)
+        info, git, filter_repo = grading.parse_probe(result.stdout)
+        return [name for name, ok in (("python with pytest", info), ("git", git), ("git-filter-repo", filter_repo)) if not ok]
 
     def test_the_probe_names_exactly_what_the_runtime_lacks(self):
         """With the venv and git on PATH nothing is missing; with an empty PATH git, git-filter-repo and pytest are named."""
@@ -214,6 +288,7 @@ class TestRuntimeRequirements(unittest.TestCase):
             self.assertEqual(self.probe(empty), ["python with pytest", "git", "git-filter-repo"])
             # git alone (a symlink, without the venv's git-filter-repo and pytest) still lacks the other two.
             os.symlink(shutil.which("git"), os.path.join(empty, "git"))
+            os.symlink(shutil.which("readlink"), os.path.join(empty, "readlink"))
             self.assertEqual(self.probe(empty), ["python with pytest", "git-filter-repo"])
 
 

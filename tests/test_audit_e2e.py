@@ -242,8 +242,16 @@ class TestPrivateSecretStaysSealed(unittest.TestCase):
         common = ["-n", "1", "-c", "1", "-m", "standin", "--client.base-url", cls.model.url, "--client.api-key-var", "STANDIN_KEY",
                   "--env.agent.runtime.type", "subprocess", "--env.taskset.split", "private_eval", "--no-push", "--no-rich"]  # fmt: skip
         cls.out = cls.home / "out"
+        refused = subprocess.run(
+            [str(BIN / "vf-eval"), "secrets-audit", *common, "-o", str(cls.out / "refused")],
+            env=env, cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=900,
+        )  # fmt: skip
+        cls.refused = [t for path in (cls.out / "refused").rglob("traces.jsonl") for t in traces(path.parent)]
+        cls.refused_output = refused.stdout + refused.stderr
         cls.results = [
-            TestSecretsAuditEndToEnd.run_tool(["vf-eval", "secrets-audit", *common, "-o", str(cls.out / "audit")], env),
+            TestSecretsAuditEndToEnd.run_tool(
+                ["vf-eval", "secrets-audit", *common, "--env.taskset.task.allow-unsealed", "true", "-o", str(cls.out / "audit")], env
+            ),
             TestSecretsAuditEndToEnd.run_tool(
                 ["vf-eval", "redaction-pressure", *common, "--env.agent.harness.id", "bash", "-o", str(cls.out / "rp")], env
             ),
@@ -255,6 +263,15 @@ class TestPrivateSecretStaysSealed(unittest.TestCase):
     def tearDownClass(cls):
         cls.model.close()
         shutil.rmtree(cls.home, ignore_errors=True)
+
+    def test_private_eval_refuses_the_subprocess_runtime_unless_accepted(self):
+        """Without the flag the episode is refused, naming the isolating runtimes; with it the trace records sealed: false."""
+        errors = json.dumps([t.get("errors") for t in self.refused]) + self.refused_output
+        self.assertIn("private_eval refuses the subprocess runtime", errors)
+        self.assertIn("docker", errors)
+        self.assertNotIn(TEST_SECRET, errors)
+        self.assertIs(self.audit_trace["info"]["sealed"], False)
+        self.assertIs(self.audit_trace["info"]["audit"]["sealed"], False)
 
     def test_a_private_audit_episode_scores_and_reveals_its_seed_only_in_info(self):
         """The private task scores 1.0 after a snoop and the oracle; its seed is in trace.info and nowhere else."""

@@ -321,3 +321,30 @@ class TestServePolicy(unittest.TestCase):
         result = run("serve", "--policy", "oracle")
         self.assertEqual(result.returncode, 2)
         self.assertIn("unknown policy 'oracle'", result.stderr)
+
+
+class TestVersionAndBusyPorts(unittest.TestCase):
+    def test_version(self):
+        """`--version` prints the program and its installed version."""
+        from importlib.metadata import version
+
+        result = run("--version", module=False)
+        self.assertEqual(result.returncode, 0)
+        self.assertEqual(result.stdout.strip(), f"redaction-pressure {version('redaction-pressure-core')}")
+
+    def test_a_busy_port_is_named_in_one_line(self):
+        """serve and serve-env on a port something listens on: exit 1, one line naming the port, no traceback."""
+        import socket
+
+        with socket.socket() as busy:
+            busy.bind(("127.0.0.1", 0))
+            busy.listen()
+            port = str(busy.getsockname()[1])
+            for command in (["serve", "--policy", "prefix"], ["serve-env"]):
+                with self.subTest(command=command[0]):
+                    result = run(*command, "--port", port, module=False)
+                    self.assertEqual(result.returncode, 1)
+                    self.assertEqual(result.stderr.strip().splitlines(), [
+                        f"redaction-pressure: error: port {port} on 127.0.0.1 is already in use; "
+                        "choose another with --port (0 picks a free one)"
+                    ])  # fmt: skip

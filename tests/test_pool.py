@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 import unittest
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from cases import HANG_SECONDS, dev_tasks
 
 from redaction_pressure import policies
 from redaction_pressure.api import prompt_digest, score_reply
-from redaction_pressure.pool import RESOURCE_EXHAUSTED, PromptMismatch, ScanPool
+from redaction_pressure import pool as pool_module
+from redaction_pressure.pool import RESOURCE_EXHAUSTED, PromptMismatch, ScanPool, shared_pool
 from redaction_pressure.rules import Rule
 from redaction_pressure.scanner import Budget, scan
 from redaction_pressure.splits import seed_for
@@ -164,6 +171,120 @@ class TestStartingWorkers(unittest.TestCase):
             pool.scan([Rule("b", "")], ["ab"])
         self.assertIn("exited while starting", str(caught.exception))
         self.assertEqual(pool.scan([Rule("b", "")], ["ab"]).removed, (((1, 2),),))
+
+
+def scan_workers_of(parent: int) -> list[int]:
+    """PIDs of live `redaction_pressure.worker` processes started by `parent` (wherever they were re-parented)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if not entry.name.isdigit() or "zombie" in (entry / "status").read_text().lower():
+                continue
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"redaction_pressure.worker" in argv and argv[-2:-1] == [str(parent).encode()]:
+            found.append(int(entry.name))
+    return found
+
+
+class TestKillerDuringStarts(unittest.TestCase):
+    def test_workers_killed_while_starting_and_scanning_change_no_result(self):
+        """A killer striking the pool's first starts, replacements starting and busy workers: every episode is scored as on a quiet run."""
+        tasks = dev_tasks()[:6]
+        # Slow but honest scans (a fraction of a CPU second each), with a budget far above them.
+        jobs = [
+            ([Rule(r"[A-Za-z0-9]{1,40}(?<=Q{3})", ""), *policies.oracle_rules(task.hidden)], [r.text for r in task.hidden] * 2)
+            for task in tasks
+        ] * 2
+        budget = Budget(episode=60, call=60)
+        quiet = [scan(rules, texts, budget) for rules, texts in jobs]
+        pool = ScanPool(workers=2, memory_mb=256, wait=False)
+        self.addCleanup(pool.close, kill=True)
+        for pid in pool.pids():  # the pool's first starts, before any worker is ready
+            os.kill(pid, signal.SIGKILL)
+        rng, done, kills = random.Random(7), threading.Event(), {"starting": 0, "any": 0}
+
+        def killer() -> None:
+            seen = set(pool.pids())
+            while not done.wait(rng.uniform(0.1, 0.4)):
+                pids = pool.pids()
+                young = [pid for pid in pids if pid not in seen]  # started since the last look
+                seen.update(pids)
+                kind = "starting" if young and rng.random() < 0.5 else "any"
+                targets = young if kind == "starting" else pids
+                if targets and sum(kills.values()) < 16:
+                    try:
+                        os.kill(rng.choice(targets), signal.SIGKILL)
+                        kills[kind] += 1
+                    except ProcessLookupError:
+                        pass
+
+        thread = threading.Thread(target=killer, daemon=True)
+        thread.start()
+        with ThreadPoolExecutor(4) as executor:
+            futures = [executor.submit(pool.scan, rules, texts, budget) for rules, texts in jobs]
+            results = [future.result(timeout=HANG_SECONDS * 5) for future in futures]
+        done.set()
+        thread.join()
+        for here, there in zip(quiet, results, strict=True):
+            self.assertEqual((there.removed, there.matches, there.errors), (here.removed, here.matches, here.errors))
+        self.assertGreater(pool.killed_starts, 0, "some kills should land on starting workers")
+        self.assertEqual(pool.broken(), [])
+
+
+class TestSharedPool(unittest.TestCase):
+    def test_episodes_arriving_together_share_one_pool(self):
+        """Eight threads asking at once, while the first start is slow, get one pool (one set of workers)."""
+        before = len(pool_module._POOLS)
+        settings = (1, 200, 77.0, 3.0)  # settings no other test uses
+        with ThreadPoolExecutor(8) as executor:
+            pools = list(executor.map(lambda _: shared_pool(*settings), range(8)))
+        self.assertEqual(len({id(p) for p in pools}), 1)
+        self.assertEqual(len(pool_module._POOLS), before + 1)
+        self.assertEqual(pools[0].scan([Rule("b", "")], ["ab"]).removed, (((1, 2),),))
+        self.assertEqual(len(pools[0].pids()), 1)
+
+
+class TestStopping(unittest.TestCase):
+    def test_sigterm_and_sigint_stop_the_cli_and_its_scan_workers_at_once(self):
+        """After SIGTERM or SIGINT to `redaction-pressure score`, none of its scan workers survives (hang guard only)."""
+        with tempfile.TemporaryDirectory() as folder:
+            answer = Path(folder) / "reply.json"
+            answer.write_text(json.dumps({"rules": [{"pattern": r"[A-Za-z0-9]{1,40}(?<=Q{3})", "replacement": ""}]}))
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                with self.subTest(signal=signal.Signals(signum).name):
+                    cli = subprocess.Popen(
+                        [str(Path(sys.executable).parent / "redaction-pressure"), "score", str(answer), "--split", "dev"],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    )  # fmt: skip
+                    self.addCleanup(lambda p=cli: p.poll() is None and p.kill())
+                    started = time.monotonic()
+                    while not scan_workers_of(cli.pid) and cli.poll() is None and time.monotonic() - started < 3 * HANG_SECONDS:
+                        time.sleep(0.05)
+                    self.assertTrue(scan_workers_of(cli.pid), "the CLI should have started scan workers")
+                    time.sleep(0.5)
+                    cli.send_signal(signum)
+                    cli.wait(timeout=HANG_SECONDS)
+                    started = time.monotonic()
+                    while scan_workers_of(cli.pid) and time.monotonic() - started < HANG_SECONDS:
+                        time.sleep(0.1)
+                    self.assertEqual(scan_workers_of(cli.pid), [])
+
+    def test_workers_die_with_the_process_that_owns_the_pool(self):
+        """A pool's owner SIGKILLed (no handler runs) takes its scan workers with it."""
+        code = "from redaction_pressure.pool import ScanPool; import time; ScanPool(workers=2, memory_mb=256); print('up', flush=True); time.sleep(600)"
+        owner = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: owner.poll() is None and owner.kill())
+        self.assertEqual(owner.stdout.readline().strip(), "up")
+        self.assertEqual(len(scan_workers_of(owner.pid)), 2)
+        owner.kill()
+        owner.wait()
+        started = time.monotonic()
+        while scan_workers_of(owner.pid) and time.monotonic() - started < HANG_SECONDS:
+            time.sleep(0.1)
+        self.assertEqual(scan_workers_of(owner.pid), [])
+        owner.stdout.close()
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from standin import StandInModel
 from redaction_pressure import policies
 from redaction_pressure.api import load_task
 from redaction_pressure.policies.prompted import PROMPT_POLICIES
-from redaction_pressure.report import analysis, runs
+from redaction_pressure.report import analysis, runs, stats
 from redaction_pressure.rules import Rule
 from redaction_pressure.spans import Record, Span
 from redaction_pressure.splits import seed_for
@@ -46,6 +46,14 @@ def chromium() -> str:
     if not found:
         raise AssertionError("headless Chromium is required (Debian: apt-get install chromium); .ci/run installs it")
     return found
+
+
+def eval_environment(folder: str) -> dict[str, str]:
+    """The environment of an `eval` subprocess: a fresh HOME, no key of the host, stand-in key variables."""
+    env = {k: v for k, v in os.environ.items() if k != PRIVATE_ENV and "API_KEY" not in k}
+    env.setdefault("UV_CACHE_DIR", str(Path.home() / ".cache" / "uv"))
+    env.update(HOME=folder, UV_PYTHON_DOWNLOADS="never", DEAD_KEY="not-a-real-key", STANDIN_KEY="not-a-real-key")
+    return env
 
 
 def traces(run_dir: Path) -> list[dict]:
@@ -77,11 +85,11 @@ class TestMarks(unittest.TestCase):
     def test_bootstrap_interval_holds_the_mean_and_is_reproducible(self):
         """The 95% interval brackets the mean, is the same on every call, and is a point for constant data."""
         values = [0.0, 0.5, 1.0, 1.0, 0.25, 0.75]
-        first, second = analysis.bootstrap(values), analysis.bootstrap(values)
+        first, second = stats.bootstrap(values), stats.bootstrap(values)
         self.assertEqual(first, second)
         self.assertLess(first.low, first.mean)
         self.assertLess(first.mean, first.high)
-        self.assertEqual(analysis.bootstrap([0.4] * 5), analysis.Interval(0.4, 0.4, 0.4))
+        self.assertEqual(stats.bootstrap([0.4] * 5), stats.Interval(0.4, 0.4, 0.4))
 
 
 class TestReadingRuns(unittest.TestCase):
@@ -176,16 +184,18 @@ class TestReportOfRealRuns(unittest.TestCase):
         assert (run_dir / "report.html").is_file()
         return run_dir
 
-    def open_page(self, path: Path, anchor: str = ""):
-        """Load a report in headless Chromium; returns (playwright, browser, page, problems)."""
-        from playwright.sync_api import sync_playwright
+    def open_page(self, path: Path, anchor: str = "", width: int = 1280, height: int = 900):
+        """Load a report in headless Chromium (one browser per test); returns (page, problems)."""
+        if getattr(self, "_browser", None) is None:
+            from playwright.sync_api import sync_playwright
 
-        manager = sync_playwright()
-        playwright = manager.start()
-        browser = playwright.chromium.launch(executable_path=self.browser_path, args=["--no-sandbox"])
-        self.addCleanup(manager.__exit__, None, None, None)
-        self.addCleanup(browser.close)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
+            manager = sync_playwright()
+            playwright = manager.start()
+            self._browser = playwright.chromium.launch(executable_path=self.browser_path, args=["--no-sandbox"])
+            self.addCleanup(manager.__exit__, None, None, None)
+            self.addCleanup(self._browser.close)
+            self.addCleanup(setattr, self, "_browser", None)
+        page = self._browser.new_page(viewport={"width": width, "height": height})
         problems: list[str] = []
         page.on("console", lambda message: problems.append(f"console {message.type}: {message.text}")
                 if message.type in ("error", "warning") else None)  # fmt: skip
@@ -204,16 +214,24 @@ class TestReportOfRealRuns(unittest.TestCase):
         for trace in scored:
             task_id = trace["task"]["data"]["id"]
             metrics = trace["metrics"]
-            section = page.locator(f"section.task[data-task='{task_id}'][data-run='1']")
+            section = page.locator(f"details.task[data-task='{task_id}'][data-run='1']")
             with self.subTest(task=task_id):
                 self.assertEqual(section.count(), 1)
-                self.assertEqual(section.locator(".secret.removed").count(), metrics["secrets_removed"])
+                self.assertIsNone(section.get_attribute("open"), "tasks start collapsed")
+                wrong = metrics["secrets_total"] - metrics["secrets_removed"]
+                self.assertEqual(section.locator(".secret.missed, .secret.partial").count(), wrong,
+                                 "every secret not removed is drawn")  # fmt: skip
                 self.assertEqual(section.locator(".decoy.touched").count(), metrics["decoys_touched"])
-                self.assertEqual(int(section.locator(".count-secrets-removed").inner_text()), metrics["secrets_removed"])
-                self.assertEqual(int(section.locator(".count-decoys-touched").inner_text()), metrics["decoys_touched"])
+                self.assertEqual(int(section.locator(".count-secrets-removed").text_content()), metrics["secrets_removed"])
+                self.assertEqual(int(section.locator(".count-decoys-touched").text_content()), metrics["decoys_touched"])
+                clean = section.locator(".record-ok")
+                summarised = int(clean.get_attribute("data-records")) if clean.count() else 0
                 self.assertEqual(
-                    section.locator(".secret").count(), metrics["secrets_total"], "every hidden secret is drawn"
+                    section.locator(".record-label").count() + summarised, trace["task"]["data"]["hidden_count"],
+                    "every hidden record is drawn in full or summarised",
                 )
+                for label in section.locator(".record-label").all_text_contents():
+                    self.assertIn("mistake", label, "only records holding a mistake are drawn in full")
                 seen.update(
                     f"{role}.{status}"
                     for role, status in [("secret", "removed"), ("secret", "partial"), ("secret", "missed"),
@@ -234,18 +252,20 @@ class TestReportOfRealRuns(unittest.TestCase):
         self.assertTrue(page.locator("[data-metric=reward]").inner_text().startswith(f"{mean:.3f} ["))
         body = page.locator("body").inner_text()
         self.assertIn("malformed_json × 1", body)
+        self.assertEqual(page.locator(".run-label").inner_text(), "standin", "a run is named by its model")
+        self.assertEqual(page.locator("[data-metric=errored]").inner_text(), f"0 of {DEV_TASKS}")
         self.assertIn("Public split (dev)", body)
         commitment = scored[0]["info"]["environment"]["split_commitment"]
-        self.assertIn(commitment, body)
+        self.assertIn(commitment, page.locator("details.provenance").text_content(), "in the folded provenance")
         self.assertEqual(page.locator("svg").count(), 3, "three inline charts")
         self.assertEqual(problems, [])
 
     def test_hostile_rule_text_is_shown_inert(self):
         """A rule holding </script><script>alert(1)</script> is displayed as text and never runs."""
         page, problems = self.open_page(self.dev_report)
-        patterns = page.locator("code.pattern").all_inner_texts()
+        patterns = page.locator("code.pattern").all_text_contents()
         self.assertTrue(any(pattern == XSS for pattern in patterns), "the rule is listed verbatim")
-        self.assertIn(XSS, page.locator("pre.reply").inner_text(), "the invalid reply is shown as text too")
+        self.assertIn(XSS, page.locator("pre.reply").text_content(), "the invalid reply is shown as text too")
         self.assertEqual(page.evaluate("document.scripts.length"), 1, "only the report's own script")
         self.assertEqual(problems, [], "no dialog, no console error")
 
@@ -284,7 +304,53 @@ class TestReportOfRealRuns(unittest.TestCase):
         self.assertEqual(first, second)
         rows = page.locator("table.comparison tbody tr")
         self.assertEqual(rows.count(), DEV_TASKS)
-        self.assertEqual(set(page.locator("table.comparison tbody td:nth-child(4)").all_inner_texts()), {"+0.000"})
+        self.assertEqual(set(page.locator("table.comparison tbody td:nth-child(4)").all_text_contents()), {"+0.000"})
+        self.assertEqual(problems, [])
+
+    def test_first_screen_answers_how_good_at_both_widths(self):
+        """The label, mean reward, clean-gate and validity rates and errored count are on the first screen."""
+        for width, height in ((1280, 800), (390, 844)):
+            with self.subTest(width=width):
+                page, problems = self.open_page(self.dev_report, width=width, height=height)
+                for selector in (".run-label", "[data-metric=reward]", "[data-metric=clean-gate]",
+                                 "[data-metric=validity]", "[data-metric=errored]"):  # fmt: skip
+                    box = page.locator(selector).bounding_box()
+                    self.assertIsNotNone(box, selector)
+                    self.assertLess(box["y"] + box["height"], height, f"{selector} is below the fold")
+                self.assertIsNone(page.locator("details.provenance").get_attribute("open"), "provenance is folded")
+                self.assertEqual(problems, [])
+
+    def test_no_sideways_scroll_and_readable_charts_at_390_px(self):
+        """At 390 px the page does not scroll sideways and chart text stays at least 9 px tall."""
+        for width in (390, 1280):
+            with self.subTest(width=width):
+                page, problems = self.open_page(self.dev_report, width=width)
+                page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+                self.assertLessEqual(page.evaluate("document.documentElement.scrollWidth"), width)
+                heights = page.evaluate(
+                    "Array.from(document.querySelectorAll('svg text')).map(t => t.getBoundingClientRect().height)"
+                )
+                self.assertTrue(heights)
+                self.assertGreaterEqual(min(h for h in heights if h > 0), 9.0)
+                self.assertEqual(problems, [])
+
+    def test_mistakes_section_links_open_the_record(self):
+        """The mistakes section counts missed secrets by kind, family and context and links into a collapsed task."""
+        page, problems = self.open_page(self.dev_report)
+        scored = traces(self.dev_run)
+        missed = sum(t["metrics"]["secrets_total"] - t["metrics"]["secrets_removed"] for t in scored)
+        for table in ("by-kind", "by-family", "by-context"):
+            column = page.locator(f"#mistakes ~ section table.{table} tbody td:nth-child(2)").all_inner_texts()
+            self.assertEqual(sum(int(value) for value in column), missed, table)
+        self.assertNotIn("/0.0/", page.locator("table.by-context").inner_text(), "contexts never show slot ids")
+        self.assertGreater(page.locator("table.by-decoy tbody tr").count(), 0)
+        self.assertGreater(int(page.locator(".over-count").inner_text()), 0)
+        link = page.locator("table.by-kind td.examples a").first
+        target = link.get_attribute("href")
+        link.click()
+        record = page.locator(f"[id='{target[1:]}']")
+        self.assertTrue(record.is_visible(), "the linked record's task opens")
+        self.assertIn("mistake", record.inner_text())
         self.assertEqual(problems, [])
 
     def test_private_report_holds_no_hidden_text_and_no_secret(self):
@@ -297,7 +363,7 @@ class TestReportOfRealRuns(unittest.TestCase):
         for text in forbidden:
             self.assertNotIn(text, html)
         page, problems = self.open_page(self.private_report)
-        self.assertEqual(page.locator("pre.record, code.pattern, section.task").count(), 0)
+        self.assertEqual(page.locator("pre.record, code.pattern, .task").count(), 0)
         self.assertIn("private_eval", page.locator("body").inner_text())
         self.assertIn("recall by kind", page.locator("#tasks-run1 thead").inner_text())
         self.assertEqual(problems, [])
@@ -327,6 +393,109 @@ class TestEvalCommand(unittest.TestCase):
             self.assertTrue((run_dir / "vf-eval.log").is_file())
             self.assertIn("dev-00001", (run_dir / "report.html").read_text(encoding="utf-8"))
 
+    def environment(self, folder: str) -> dict[str, str]:
+        return eval_environment(folder)
+
+    def test_a_dead_endpoint_is_an_error_not_a_score(self):
+        """Every episode failing on a closed port: exit 1, "1 of 1 episodes errored: ProviderError", no mean 0.000."""
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "runs"
+            result = subprocess.run(
+                [str(BIN / "redaction-pressure"), "eval", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
+                 "--api-key-var", "DEAD_KEY", "-n", "1", "-o", str(out)],
+                env=self.environment(folder), cwd=folder, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                timeout=900,
+            )  # fmt: skip
+            self.assertEqual(result.returncode, 1, result.stderr[-3000:])
+            self.assertIn("1 of 1 episodes errored: ProviderError", result.stderr)
+            self.assertNotIn("mean reward 0.000", result.stdout + result.stderr)
+            (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
+            html = (run_dir / "report.html").read_text(encoding="utf-8")
+            self.assertIn("1 of 1 episode errored", html)
+            self.assertIn("none scored", html)
+            self.assertNotIn("0.000 <span", html, "no mean reward is shown for an errored episode")
+
+    def test_more_tasks_than_the_split_holds_is_refused_at_once(self):
+        """-n 65 on the 64-task dev split is a usage error before vf-eval starts."""
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "runs"
+            result = subprocess.run(
+                [str(BIN / "redaction-pressure"), "eval", "-n", "65", "-o", str(out)],
+                env=self.environment(folder), cwd=folder, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                timeout=120,
+            )  # fmt: skip
+            self.assertEqual(result.returncode, 2)
+            self.assertIn("dev has 64 tasks; -n 65", result.stderr)
+            self.assertFalse(out.exists(), "nothing started")
+
+    def test_per_kind_metrics_of_an_exact_run_average_to_full_recall(self):
+        """An exact-answer run through vf-eval: every kind's mean removed count equals its mean secret count."""
+        replies = {load_task("dev", i).prompt.user: policies.reply(policies.oracle_rules(load_task("dev", i).hidden))
+                   for i in range(3)}  # fmt: skip
+        with tempfile.TemporaryDirectory() as folder, StandInModel(replies) as model:
+            out = Path(folder) / "runs"
+            result = subprocess.run(
+                [str(BIN / "redaction-pressure"), "eval", "--model", "exact", "--base-url", model.url,
+                 "--api-key-var", "STANDIN_KEY", "-n", "3", "-o", str(out)],
+                env=self.environment(folder), cwd=folder, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                timeout=900,
+            )  # fmt: skip
+            self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+            (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
+            scored = traces(run_dir)
+        names = [set(trace["metrics"]) for trace in scored]
+        self.assertTrue(all(keys == names[0] for keys in names), "every episode carries every metric")
+        self.assertFalse(any(name.startswith("recall_") for name in names[0]))
+        kinds = [name.removeprefix("removed_") for name in names[0] if name.startswith("removed_")]
+        self.assertGreater(len(kinds), 10)
+        for kind in kinds:
+            with self.subTest(kind=kind):
+                total = sum(trace["metrics"][f"secrets_{kind}"] for trace in scored) / len(scored)
+                removed = sum(trace["metrics"][f"removed_{kind}"] for trace in scored) / len(scored)
+                self.assertEqual(removed, total)
+        self.assertIn("3 episode(s) scored, mean reward 1.000", result.stdout)
+
+
+class TestReportAtScale(unittest.TestCase):
+    """A 64-task run of the built-in policy: the page stays small, headline first, no sideways scroll."""
+
+    def test_a_64_task_report_is_small_and_fits_390_px(self):
+        from playwright.sync_api import sync_playwright
+
+        with tempfile.TemporaryDirectory() as folder:
+            env = eval_environment(folder)
+            out = Path(folder) / "runs"
+            result = subprocess.run(
+                [str(BIN / "redaction-pressure"), "eval", "--policy", "induction", "-o", str(out)],
+                env=env, cwd=folder, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=1800,
+            )  # fmt: skip
+            self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+            (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
+            report = run_dir / "report.html"
+            self.assertEqual(len(traces(run_dir)), 64)
+            self.assertLessEqual(report.stat().st_size, 600_000)
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+                try:
+                    for width in (1280, 390):
+                        page = browser.new_page(viewport={"width": width, "height": 844})
+                        errors: list[str] = []
+                        page.on("pageerror", lambda error: errors.append(str(error)))
+                        page.goto(report.resolve().as_uri())
+                        page.wait_for_load_state("load")
+                        box = page.locator("[data-metric=reward]").bounding_box()
+                        self.assertLess(box["y"] + box["height"], 844)
+                        self.assertEqual(page.locator(".run-label").inner_text(), "induction")
+                        self.assertGreater(page.locator("#mistakes ~ section table.by-kind tbody tr").count(), 0)
+                        self.assertEqual(page.locator("details.task").count(), 64)
+                        self.assertEqual(page.locator("details.task[open]").count(), 0)
+                        self.assertLessEqual(page.evaluate("document.documentElement.scrollWidth"), width)
+                        self.assertEqual(errors, [])
+                finally:
+                    browser.close()
+
+
+class TestEvalUsage(unittest.TestCase):
     def test_eval_rejects_a_half_specified_endpoint(self):
         """--base-url without --model and --api-key-var is a usage error that names them."""
         result = subprocess.run(
@@ -339,3 +508,46 @@ class TestEvalCommand(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestAuditEvalAndReport(unittest.TestCase):
+    """`eval --taskset secrets-audit`: the scripted baseline through the real vf-eval, then its report."""
+
+    def test_baseline_runs_offline_and_its_report_shows_the_audit(self):
+        from playwright.sync_api import sync_playwright
+
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "runs"
+            result = subprocess.run(
+                [str(BIN / "redaction-pressure"), "eval", "--taskset", "secrets-audit", "-n", "2", "-o", str(out)],
+                env=eval_environment(folder), cwd=folder, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                timeout=1800,
+            )  # fmt: skip
+            self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+            (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
+            scored = traces(run_dir)
+            self.assertEqual(len(scored), 2)
+            self.assertEqual({t["task"]["type"] for t in scored}, {"SecretsAuditTask"})
+            self.assertIn("2 episode(s) scored, mean reward", result.stdout)
+            report = run_dir / "report.html"
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+                try:
+                    for width in (1280, 390):
+                        page = browser.new_page(viewport={"width": width, "height": 844})
+                        errors: list[str] = []
+                        page.on("pageerror", lambda error: errors.append(str(error)))
+                        page.goto(report.resolve().as_uri())
+                        page.wait_for_load_state("load")
+                        self.assertEqual(page.locator(".run-label").inner_text(), "baseline")
+                        self.assertEqual(page.locator("table.scenarios tbody tr").count(),
+                                         len({(t["task"]["data"]["scenario"], t["task"]["data"]["difficulty"]) for t in scored}))  # fmt: skip
+                        self.assertEqual(page.locator("table.leaks").count(), 1)
+                        self.assertEqual(page.locator("details.audit-episode").count(), 2)
+                        steps = sum(int(t["metrics"]["steps"]) for t in scored)
+                        self.assertEqual(page.locator("details.audit-episode pre.command").count(), steps,
+                                         "one timeline entry per tool call")  # fmt: skip
+                        self.assertLessEqual(page.evaluate("document.documentElement.scrollWidth"), width)
+                        self.assertEqual(errors, [])
+                finally:
+                    browser.close()

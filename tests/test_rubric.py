@@ -52,17 +52,19 @@ class TestGrade(unittest.TestCase):
         g = grade([RECORD], [[(3, 10), (13, 20)]], valid=True)
         self.assertAlmostEqual(g.reward, 0.35 * g.recall + 0.35 * g.precision + 0.30 * g.clean_gate)
 
-    def test_metrics_report_per_kind_recall_and_counts(self):
-        """Metrics carry totals, removed counts and recall per secret kind."""
+    def test_metrics_report_per_kind_counts(self):
+        """Metrics carry totals and removed counts, per secret kind on every episode (0 when absent)."""
         g = grade([RECORD], [[(3, 10)]], valid=True)
         self.assertEqual(g.metrics["secrets_total"], 2.0)
         self.assertEqual(g.metrics["secrets_removed"], 1.0)
-        self.assertEqual(g.metrics["recall_generic_secret"], 0.5)
+        self.assertEqual((g.metrics["secrets_generic_secret"], g.metrics["removed_generic_secret"]), (2.0, 1.0))
+        self.assertEqual((g.metrics["secrets_openai_key"], g.metrics["removed_openai_key"]), (0.0, 0.0))
+        self.assertFalse(any(name.startswith("recall_") for name in g.metrics))
         self.assertEqual(g.metrics["chars_removed"], 7.0)
 
     def test_schema_is_pinned(self):
         """The reward schema version and weights change only deliberately."""
-        self.assertEqual((REWARD_SCHEMA_VERSION, WEIGHTS), ("3", {"recall": 0.35, "precision": 0.35, "clean_gate": 0.30}))
+        self.assertEqual((REWARD_SCHEMA_VERSION, WEIGHTS), ("4", {"recall": 0.35, "precision": 0.35, "clean_gate": 0.30}))
 
 
 if __name__ == "__main__":

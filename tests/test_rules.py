@@ -78,6 +78,14 @@ class TestParseReply(unittest.TestCase):
             with self.subTest(size=len(text)):
                 self.assertEqual([e.code for e in parse_reply(text).errors], ["malformed_json"])
 
+    def test_an_integer_past_the_int_string_limit_is_malformed(self):
+        """An integer literal of more than 4,300 digits is malformed_json with a detail, not a ValueError."""
+        for text in ('{"rules": [' + "1" * 5000 + "]}", '{"rules": [{"pattern": ' + "9" * 4301 + ', "replacement": ""}]}'):
+            with self.subTest(size=len(text)):
+                (error,) = parse_reply(text).errors
+                self.assertEqual(error.code, "malformed_json")
+                self.assertIn("4300", error.detail)
+
     def test_non_text_reply_is_malformed(self):
         """A reply that is not a string is reported, not raised."""
         self.assertEqual(parse_reply(None).errors[0].code, "malformed_json")  # type: ignore[arg-type]
@@ -109,6 +117,35 @@ class TestStaticProblem(unittest.TestCase):
         ):  # fmt: skip
             with self.subTest(pattern):
                 self.assertIsNone(static_problem(pattern))
+
+    def test_verbose_mode_hides_nothing(self):
+        """In verbose mode comments, escaped '#', whitespace and '#' inside a class are read as regex reads them."""
+        for pattern in (
+            "(?x)#[\n(?:secret){e<=2}#]",  # a '[' in a comment does not open a class
+            "(?x)#[\n(?:(?:x{1000}){1000})#]",
+            "(?x)a {e<=1}", "(?x)(?: secret ) { e<=2 }", "(?x)a\n{e<=1}",  # whitespace before and inside a bound
+            "(?x)a\\#{e<=1}", "(?x)a[#]{e<=1}",  # an escaped '#' and a '#' in a class are not comments
+            "(?x)a{ 1001 }", "(?x)(?:(?:a{ 100 }) { 100 }){2}",
+            "a(?x)#[\n(?:s){e<=1}#]",  # an unscoped (?x) later in the pattern makes all of it verbose
+            "a#{e<=1}\n[(?x)]",  # a '(?x)' inside a class is no flag
+        ):  # fmt: skip
+            with self.subTest(pattern):
+                self.assertIsNotNone(static_problem(pattern))
+
+    def test_inline_flag_groups_switch_verbose_mode_for_their_contents(self):
+        """(?x:...) is verbose inside, (?-x:...) is not; a hostile pattern in either is found."""
+        for pattern in ("(?x:#[\n(?:s){e<=1}#])", "(?x)(?-x:a)#[\n(?:s){e<=1}#]", "(?x-i:#[\n(?:(?:x{1000}){1000})#])", "(?ix:a {e<=1})"):
+            with self.subTest(pattern):
+                self.assertIsNotNone(static_problem(pattern))
+        for pattern in ("(?x) AKIA  # the prefix {16} [chars\n [A-Z2-7]{16}", "(?x)a{2, 3}", "(?-x:a#[{]b)", "(?x: a b ){2}"):
+            with self.subTest(pattern):
+                self.assertIsNone(static_problem(pattern))
+                self.assertEqual(compile_rules([Rule(pattern, "")])[1], [])
+
+    def test_the_parse_tree_check_sees_what_the_text_walk_might_miss(self):
+        """Fuzzy matching anywhere in regex's own parse tree is refused (version 1 sets included)."""
+        self.assertIsNotNone(static_problem("(?V1)[[a]--[b]](?:x){e<=1}"))
+        self.assertIsNone(static_problem("(?V1)[[a-z]--[aeiou]]{2}"))
 
     def test_problems_say_where_and_why(self):
         """A rejection names the position and the limit."""

@@ -12,7 +12,7 @@ import time
 import unittest
 from pathlib import Path
 
-from cases import PRIVATE_ENV, child_pids
+from cases import HANG_SECONDS, PRIVATE_ENV, child_pids
 from standin import StandInModel
 from test_e2e import scripted_reply
 from test_taskset import scored, tasks
@@ -95,6 +95,46 @@ class TestServeEnv(unittest.TestCase):
                 self.assertEqual({k: v for k, v in served.metrics.items() if k not in drop}, {k: v for k, v in here.metrics.items() if k not in drop})
                 self.assertEqual(served.info, here.info)
         self.assertEqual(sorted(e.traces[0].reward for e in episodes), sorted([1.0, 1.0] + [0.0] * 6))
+
+    def test_y_a_dead_env_server_worker_is_replaced_and_loses_no_episode(self):
+        """One env-server worker SIGKILLed as episodes start: every episode is scored as in-process, none hangs, a new worker takes its place."""
+
+        def env_workers() -> list[int]:
+            found = []
+            for pid in child_pids(self.server.pid):
+                try:
+                    if b"multiprocessing" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                        found.append(pid)
+                except OSError:
+                    pass
+            return found
+
+        before = env_workers()
+        self.assertEqual(len(before), 2)
+
+        async def run_all():
+            client = EnvClient(self.address)
+            try:
+                config = vf.EvalClientConfig(base_url=self.model.url, api_key_var="STANDIN_KEY")
+                runs = [
+                    asyncio.ensure_future(client.run(client=config, model="standin", sampling=vf.SamplingConfig(), task_data=task.data.model_dump(mode="json")))
+                    for task in self.dev
+                ]
+                await asyncio.sleep(0.05)
+                os.kill(before[0], signal.SIGKILL)
+                return await asyncio.wait_for(asyncio.gather(*runs), HANG_SECONDS * 5)
+            finally:
+                await client.close()
+
+        episodes = asyncio.run(run_all())
+        for task, episode in zip(self.dev, episodes, strict=True):
+            (served,) = episode.traces
+            with self.subTest(task=task.key):
+                self.assertEqual(served.errors, [])
+                self.assertEqual(served.reward, scored(task, self.replies[task.data.index]).reward)
+        after = env_workers()
+        self.assertEqual(len(after), 2)
+        self.assertNotIn(before[0], after)
 
     def test_zz_sigterm_shuts_down_cleanly(self):
         """SIGTERM stops the broker, its workers and their scan pools; the command exits 0."""

@@ -127,7 +127,10 @@ class TestScoring(unittest.TestCase):
         self.assertEqual(trace.reward, 1.0)
         for metric in ("validity", "rules", "secrets_total", "secrets_removed", "chars_removed", "decoys_touched", "budget_used"):
             self.assertIn(metric, trace.metrics)
-        self.assertTrue(any(name.startswith("recall_") for name in trace.metrics))
+        kinds = [name.removeprefix("secrets_") for name in trace.metrics if name.startswith("secrets_") and name != "secrets_total" and name != "secrets_removed"]
+        self.assertTrue(kinds)
+        for kind in kinds:  # the oracle removes every secret of every kind
+            self.assertEqual(trace.metrics[f"removed_{kind}"], trace.metrics[f"secrets_{kind}"])
         self.assertEqual(trace.info["environment"], identity("dev", commitment("dev")))
         self.assertEqual(trace.info["redaction_errors"], [])
         self.assertEqual(trace.info["task_seed"], seed_for("dev", 0))

@@ -1,56 +1,92 @@
-"""The leak scan: which secrets are still present in a repository's bytes (a pure function).
+"""The leak scan: which secrets are still recoverable from a repository's bytes (a pure function).
 
-A secret is present when any of its *forms* occurs in a scanned byte string:
+The rule: a secret leaks while a file or git object holds it, or any run of `WINDOW` (16)
+consecutive characters of its *random body*, in any of these forms:
 
-- its exact value (UTF-8), and any extra exact strings it declares (`Secret.also`: a base64
-  token's decoded `user:password`, the body lines of a private key, so deleting a key's
-  BEGIN line alone does not hide the key);
-- its hex encoding, lower and upper case;
-- its URL encoding (`quote(value, safe="")` and `quote_plus`), when that differs;
-- its base64 encoding, standard and URL-safe alphabets, at each of the three alignments.
+- as is, in any letter case; reversed; ROT13; hex (either case); base32; base64 (standard and
+  URL-safe alphabets, any of the alignments inside a larger blob);
+- URL-encoded (any subset of its characters percent-encoded);
+- written with backslash escapes (`\\xHH`, `\\uHHHH`, `\\U...`, `\\u{...}`, octal `\\NNN`) or HTML
+  character references;
+- split into string literals joined by concatenation (`"ab" + "cd"`, `"ab" "cd"`, shell
+  `"ab""cd"`), or assembled by constant folding: Python (`+`, f-strings, `"".join`, `[::-1]`,
+  names bound to constants), JavaScript and shell (variables joined with `+` or `$A$B`);
+- wrapped across lines (whitespace and `\\n` escapes inside a base64 body are ignored);
+- compressed (zlib, gzip, raw deflate), as a file or as a base64 token holding the compressed
+  bytes, and a base64 token's decoded bytes are read again in all the forms above.
 
-Base64 alignment: inside a larger base64 blob, the value may start at byte offset 0, 1 or 2
-of a 3-byte group, and each offset encodes it to different characters. For offset k we encode
-k zero bytes followed by the value and keep only the characters that depend on the value
-alone: we drop the first 0, 2 or 3 characters (they mix in the prefix) and, when the value
-ends inside a group, the last character and any `=` padding (they mix in whatever follows).
-That stable core occurs in any base64 text that encodes the value at that offset, with or
-without padding, whatever comes before or after it. Base64 split across lines (a wrapped
-PEM or MIME body) is not followed; a key's own body lines are covered by `also`.
+The random body of a secret is its value without a fixed vendor prefix (`AKIA`, `ghp_`,
+`sk_live_`, ...), or for a PEM key the base64 body without header and footer. A secret
+shorter than the window counts whole. Fragments that are not random are dropped: a window
+that the gold-fixed repository itself shows (in any form), or, for a private key, that a
+freshly generated key of the same styles also holds (ASN.1 and OpenSSH headers). So decoys,
+public keys and the repository's ordinary text never count.
 
-Where: the working tree (every file, tracked or not, `.git` excluded) for every secret, and
-for `history` secrets also every blob reachable from any ref, tag, stash, reflog entry or the
-index. A history that is gone (`.git` deleted or unreadable) or rewritten without keeping
-every original commit message leaves every history secret counted as left.
+Where: every working-tree file (`.git` excluded; bytecode and test caches never reach here)
+and every regular file under `.git` outside the object store count for every secret; for
+`history` secrets also every git object, loose or packed, reachable or not. A history that
+is gone, corrupt or rewritten beyond the secrets leaves every history secret counted.
 """
 
 from __future__ import annotations
 
+import ast
 import base64
+import binascii
+import codecs
+import functools
+import gzip
+import random
+import re
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from urllib.parse import quote, quote_plus
+from urllib.parse import unquote
 
 from redaction_pressure.audit.plan import RepoPlan, Secret
+
+WINDOW = 16
+"""Characters of a secret's random body that count as a leak on their own."""
+MAX_VIEW_BYTES = 4 * 1024 * 1024
+"""Files larger than this are scanned as is and lower-cased only (no decoding views)."""
+MAX_DECODE_DEPTH = 2
 
 HISTORY_OK = "ok"
 HISTORY_MISSING = "missing"
 HISTORY_REWRITTEN = "rewritten"
-"""The history lost an original commit message: not a remediation."""
+"""The history lost an original commit (message, author date, or a file it held that held no secret)."""
+HISTORY_CORRUPT = "corrupt"
+"""Objects are missing or damaged: a clean clone would not reproduce the repository."""
 HISTORY_NOT_SCANNED = "not_scanned"
-"""The task has no history secret, so history was not collected."""
+"""The task has no history secret, so history was not scanned."""
 HISTORY_OVERSIZED = "oversized"
 """The repository was too large to collect; nothing in it can be vouched for."""
 
+PREFIXES: dict[str, tuple[str, ...]] = {
+    "aws_access_key_id": ("AKIA", "ASIA"),
+    "google_api_key": ("AIza",),
+    "stripe_key": ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
+    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "gitlab_pat": ("glpat-",),
+    "npm_token": ("npm_",),
+    "slack_token": ("xoxb-", "xoxp-", "xoxa-", "xoxs-"),
+}
+PEM_LINE = re.compile(r"^-----(BEGIN|END) [A-Z ]+-----$")
+
 
 def base64_cores(data: bytes) -> list[bytes]:
-    """The alignment-independent base64 cores of `data` (both alphabets, three offsets)."""
+    """The alignment-independent base64 cores of `data` (both alphabets, three offsets).
+
+    For offset k we encode k zero bytes then `data` and keep only the characters that depend on
+    `data` alone (dropping the first 0, 2 or 3 characters and, when `data` ends inside a group,
+    the last one and the padding); that core occurs in any base64 text holding `data` at that
+    offset.
+    """
     cores: list[bytes] = []
     for k, head in ((0, 0), (1, 2), (2, 3)):
         total = k + len(data)
         for encode in (base64.b64encode, base64.urlsafe_b64encode):
-            text = encode(b"\x00" * k + data).rstrip(b"=")
-            text = text[head:]
+            text = encode(b"\x00" * k + data).rstrip(b"=")[head:]
             if total % 3:
                 text = text[:-1]
             if len(text) >= 8 and text not in cores:
@@ -58,49 +94,339 @@ def base64_cores(data: bytes) -> list[bytes]:
     return cores
 
 
-def forms(secret: Secret) -> list[bytes]:
-    """Every byte string whose presence means `secret` still leaks."""
-    out: list[bytes] = []
-    for text in (secret.value, *secret.also):
-        raw = text.encode()
-        candidates = [raw, raw.hex().encode(), raw.hex().upper().encode()]
-        candidates += [q.encode() for q in (quote(text, safe=""), quote_plus(text)) if q != text]
-        candidates += base64_cores(raw)
-        out += [c for c in candidates if c not in out]
+def base32_cores(data: bytes) -> list[bytes]:
+    """Like `base64_cores` for base32 (5-byte groups, 8 characters)."""
+    cores: list[bytes] = []
+    for k in range(5):
+        head = -(-k * 8 // 5)  # characters touched by the k prefix bytes
+        text = base64.b32encode(b"\x00" * k + data).rstrip(b"=")[head:]
+        if (k + len(data)) % 5:
+            text = text[:-1]
+        if len(text) >= 8 and text not in cores:
+            cores.append(text)
+    return cores
+
+
+def body(secret: Secret) -> str:
+    """The secret's random body (see the module docstring)."""
+    value = secret.value
+    if secret.kind == "private_key" or value.startswith("-----BEGIN"):
+        lines = [line.strip() for line in value.replace("\\n", "\n").splitlines()]
+        return "".join(line for line in lines if line and not PEM_LINE.match(line))
+    for prefix in PREFIXES.get(secret.kind, ()):
+        if value.startswith(prefix):
+            return value[len(prefix) :]
+    return value
+
+
+def windows(text: str) -> list[str]:
+    if len(text) <= WINDOW:
+        return [text] if text else []
+    return list(dict.fromkeys(text[i : i + WINDOW] for i in range(len(text) - WINDOW + 1)))
+
+
+@dataclass(frozen=True)
+class Needles:
+    """What to look for: `folded` strings in lower-cased views, `exact` ones (base64) as they are."""
+
+    folded: tuple[str, ...]
+    exact: tuple[str, ...]
+
+    def pattern(self) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+        return _compile(self.folded), _compile(self.exact)
+
+
+def _compile(items: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not items:
+        return None
+    return re.compile("|".join(re.escape(s) for s in sorted(set(items), key=len, reverse=True)))
+
+
+def window_needles(window: str) -> tuple[list[str], list[str]]:
+    raw = window.encode("utf-8", "surrogatepass")
+    folded = [window.lower(), window[::-1].lower(), codecs.encode(window, "rot13").lower(), raw.hex()]
+    folded += [c.decode().lower() for c in base32_cores(raw)]
+    exact = [c.decode() for c in base64_cores(raw)]
+    return folded, exact
+
+
+def secret_windows(secret: Secret) -> list[str]:
+    """Every window of the body, plus the whole value and each declared extra string."""
+    out = windows(body(secret))
+    for extra in secret.also:
+        out += windows(extra)
+    if len(secret.value) <= WINDOW:
+        out.append(secret.value)
+    return list(dict.fromkeys(w for w in out if w))
+
+
+@functools.lru_cache(maxsize=8)
+def _reference_keys() -> tuple[str, ...]:
+    """Bodies of freshly generated keys of every style: their shared windows are format, not secret."""
+    from redaction_pressure.corpus import keys
+    from redaction_pressure.corpus.draw import Draw
+
+    out = []
+    for style in ("ec_sec1", "ec_pkcs8", "ed25519_pkcs8", "ed25519_openssh"):
+        for seed in (1, 2):
+            pem = keys.private_key_pem(Draw(random.Random(seed)), style)
+            out.append(body(Secret("ref", "private_key", pem, "")))
+    return tuple(out)
+
+
+def _make_needles(ws: Iterable[str]) -> Needles:
+    folded: list[str] = []
+    exact: list[str] = []
+    for w in ws:
+        f, e = window_needles(w)
+        folded += f
+        exact += e
+    return Needles(tuple(dict.fromkeys(folded)), tuple(dict.fromkeys(exact)))
+
+
+@functools.lru_cache(maxsize=64)
+def _plan_needles(plan: RepoPlan) -> dict[str, Needles]:
+    """Needles per secret id, with windows the gold-fixed repository shows dropped."""
+    fixed = [text.encode() for text in plan.fixed_tree().values()]
+    fixed_views = [v for data in fixed for v in views(data)]
+    references = _reference_keys()
+    out: dict[str, Needles] = {}
+    for secret in plan.secrets:
+        kept = []
+        for w in secret_windows(secret):
+            if secret.kind == "private_key" and len(w) == WINDOW and any(w in r for r in references):
+                continue
+            n = _make_needles([w])
+            folded, exact = n.pattern()
+            if any(_hit(v, folded, exact) for v in fixed_views):
+                continue
+            kept.append(w)
+        out[secret.id] = _make_needles(kept or [secret.value])
     return out
+
+
+def needles(plan: RepoPlan, secret: Secret) -> Needles:
+    return _plan_needles(plan)[secret.id]
+
+
+def _hit(view: str, folded: re.Pattern[str] | None, exact: re.Pattern[str] | None) -> bool:
+    if exact is not None and exact.search(view):
+        return True
+    return folded is not None and folded.search(view.lower()) is not None
+
+
+# -- views: decodings of a file's text ---------------------------------------------------------
+
+ESCAPE = re.compile(
+    r"\\x([0-9a-fA-F]{2})|\\u\{([0-9a-fA-F]{1,6})\}|\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})|\\([0-7]{1,3})"
+    r"|&#x([0-9a-fA-F]{1,6});|&#([0-9]{1,7});"
+)
+JOIN = re.compile(r"""(?<!\\)(["'`])[ \t]*(?:\\?\r?\n[ \t]*)*(?:\+|\.\.?|,)?[ \t]*(?:\\?\r?\n[ \t]*)*(["'`])""")
+"""A closing quote, optional `+` (or `.`/`..`/`,`) and line breaks, an opening quote."""
+B64_TOKEN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+WHITESPACE = re.compile(r"\s+|\\[nrt]")
+ASSIGN = re.compile(
+    r"""^[ \t]*(?:export[ \t]+|readonly[ \t]+|local[ \t]+|declare[ \t]+|const[ \t]+|let[ \t]+|var[ \t]+)?"""
+    r"""([A-Za-z_$][\w$]*)[ \t]*(?::[^=\n]*)?[ \t]*=[ \t]*([^\n;]*)""",
+    re.M,
+)
+TOKEN = re.compile(r""""((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|`([^`]*)`|\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)|([A-Za-z_$][\w$]*)|(\S)""")
+
+
+def _unescape(text: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        for i, base in ((1, 16), (2, 16), (3, 16), (4, 16), (5, 8), (6, 16), (7, 10)):
+            if m.group(i):
+                try:
+                    return chr(int(m.group(i), base))
+                except (ValueError, OverflowError):
+                    return m.group(0)
+        return m.group(0)
+
+    return ESCAPE.sub(one, text)
+
+
+def _decompress(data: bytes) -> bytes | None:
+    for wbits in (47, -15):  # zlib or gzip (auto), raw deflate
+        try:
+            out = zlib.decompressobj(wbits).decompress(data, MAX_VIEW_BYTES)
+        except zlib.error:
+            continue
+        if out:
+            return out
+    try:
+        return gzip.decompress(data)[:MAX_VIEW_BYTES]
+    except (OSError, EOFError, zlib.error):
+        return None
+
+
+def _fold_python(text: str) -> list[str]:
+    """String values a Python module computes from constants (best effort, never executes code)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    env: dict[str, str] = {}
+    out: list[str] = []
+
+    def value(node: ast.AST, depth: int = 0) -> str | None:
+        if depth > 50:
+            return None
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, str):
+                return node.value
+            if isinstance(node.value, bytes):
+                return node.value.decode("latin-1")
+            return None
+        if isinstance(node, ast.Name):
+            return env.get(node.id)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            a, b = value(node.left, depth + 1), value(node.right, depth + 1)
+            return a + b if a is not None and b is not None else None
+        if isinstance(node, ast.JoinedStr):
+            parts = []
+            for part in node.values:
+                v = value(part.value if isinstance(part, ast.FormattedValue) else part, depth + 1)
+                if v is None:
+                    return None
+                parts.append(v)
+            return "".join(parts)
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            v = value(node.value, depth + 1)
+            s = node.slice
+            if v is not None and s.lower is None and s.upper is None and isinstance(s.step, ast.UnaryOp):
+                return v[::-1]
+            return None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            attr = node.func.attr
+            base = value(node.func.value, depth + 1)
+            if attr == "join" and base is not None and len(node.args) == 1:
+                seq = node.args[0]
+                items = seq.elts if isinstance(seq, (ast.List, ast.Tuple)) else None
+                vals = [value(e, depth + 1) for e in items] if items is not None else None
+                if vals is not None and all(v is not None for v in vals):
+                    return base.join(vals)  # type: ignore[arg-type]
+            if attr in ("upper", "lower", "strip", "swapcase") and base is not None:
+                return getattr(base, attr)()
+        return None
+
+    for _ in range(2):  # twice, so names bound later in the file resolve too
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                v = value(node.value)
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, ast.Name) and v is not None:
+                        env[t.id] = v
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.BinOp, ast.JoinedStr, ast.Call, ast.Subscript)):
+            v = value(node)
+            if v:
+                out.append(v)
+    return out
+
+
+def _fold_assignments(text: str) -> list[str]:
+    """Shell and JavaScript: variables bound to quoted text, joined by `+`, `$A$B` or `${A}`."""
+    env: dict[str, str] = {}
+    out: list[str] = []
+
+    def evaluate(rhs: str) -> str:
+        parts = []
+        for m in TOKEN.finditer(rhs):
+            dq, sq, bt, brace, dollar, ident, other = m.groups()
+            if dq is not None or bt is not None:
+                inner = dq if dq is not None else bt
+                inner = re.sub(r"\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)", lambda x: env.get(x.group(1) or x.group(2), ""), inner)
+                parts.append(inner)
+            elif sq is not None:
+                parts.append(sq)
+            elif brace or dollar:
+                parts.append(env.get(brace or dollar, ""))
+            elif ident is not None:
+                parts.append(env.get(ident, ident if not parts else ""))
+            elif other not in "+()":
+                parts.append(other)
+        return "".join(parts)
+
+    for m in ASSIGN.finditer(text):
+        v = evaluate(m.group(2))
+        env[m.group(1)] = v
+        out.append(v)
+    return out
+
+
+def views(data: bytes, depth: int = 0) -> list[str]:
+    """The texts a file's bytes may spell a secret in (see the module docstring)."""
+    text = data.decode("latin-1")
+    if len(data) > MAX_VIEW_BYTES:
+        return [text]
+    out = [text]
+    joined = JOIN.sub("", text)
+    unescaped = _unescape(joined)
+    out += [joined, unescaped, unquote(unescaped, encoding="latin-1"), WHITESPACE.sub("", unescaped)]
+    folded = _fold_python(text) + _fold_assignments(text)
+    if folded:
+        out.append("\n".join(folded))
+    if depth < MAX_DECODE_DEPTH:
+        decoded = []
+        plain = _decompress(data) if data[:1] in (b"\x1f", b"\x78") or depth else None
+        if plain:
+            decoded.append(plain)
+        for token in set(B64_TOKEN.findall(unescaped)) | set(B64_TOKEN.findall(WHITESPACE.sub("", unescaped))):
+            try:
+                raw = base64.b64decode(token.replace("-", "+").replace("_", "/") + "=" * (-len(token) % 4))
+            except (binascii.Error, ValueError):
+                continue
+            decoded.append(raw)
+            more = _decompress(raw)
+            if more:
+                decoded.append(more)
+        for raw in decoded:
+            out += views(raw, depth + 1)
+    return list(dict.fromkeys(out))
+
+
+def found(plan: RepoPlan, secret: Secret, data: bytes | Iterable[str]) -> bool:
+    """Whether `data` (bytes, or precomputed views) holds `secret` in any form."""
+    texts = views(data) if isinstance(data, bytes) else data
+    folded, exact = needles(plan, secret).pattern()
+    return any(_hit(v, folded, exact) for v in texts)
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """What `finalize` collected from the runtime: the bytes the scan looks at."""
+    """What `finalize` read from the runtime: the bytes the scan looks at."""
 
     tree: Mapping[str, bytes]
-    """Working-tree files by path (`.git` excluded)."""
+    """Working-tree files by path, plus `.git/...` files outside the object store."""
     blobs: Iterable[tuple[str, bytes]] = ()
-    """(path as git names it, bytes) of every reachable blob and index entry."""
+    """(label, bytes) of every git object (history)."""
     history: str = HISTORY_OK
 
 
 def scan(plan: RepoPlan, snapshot: Snapshot) -> dict[str, dict[str, list[str]]]:
-    """For each secret still leaking: where, as {"tree": [paths], "history": [paths or reason]}."""
-    blobs = list(snapshot.blobs)
+    """For each secret still leaking: where, as {"tree": [paths], "history": [labels or reason]}."""
+    tree_views = {path: views(data) for path, data in snapshot.tree.items()}
+    history_secrets = [s for s in plan.secrets if s.history]
+    blob_views = [(label, views(data)) for label, data in snapshot.blobs] if history_secrets and snapshot.history == HISTORY_OK else []
     left: dict[str, dict[str, list[str]]] = {}
     for secret in plan.secrets:
-        needles = forms(secret)
-        tree = sorted(path for path, data in snapshot.tree.items() if any(n in data for n in needles))
+        folded, exact = needles(plan, secret).pattern()
+        tree = sorted(path for path, vs in tree_views.items() if any(_hit(v, folded, exact) for v in vs))
         history: list[str] = []
         if secret.history:
             if snapshot.history != HISTORY_OK:
                 history = [f"<{snapshot.history}>"]
             else:
-                history = sorted({path for path, data in blobs if any(n in data for n in needles)})
+                history = sorted({label for label, vs in blob_views if any(_hit(v, folded, exact) for v in vs)})
         if tree or history:
             left[secret.id] = {"tree": tree, "history": history}
     return left
 
 
 def history_state(original_messages: Iterable[str], reachable_messages: Iterable[str], git_ok: bool) -> str:
-    """HISTORY_OK, or why the history cannot count as remediated."""
+    """HISTORY_OK, or why the history cannot count as remediated (messages only)."""
     if not git_ok:
         return HISTORY_MISSING
     have = {m.strip() for m in reachable_messages}

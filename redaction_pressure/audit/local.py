@@ -1,21 +1,76 @@
 """A local workspace: the runtime's programs run in a temporary folder on this machine.
 
 Tests, the scripted baseline and the benchmark use it to set up, act on and score a task
-without verifiers; the adapter runs the very same programs through a verifiers runtime.
+without verifiers; the adapter runs the very same programs and the same `grading.grade`
+through a verifiers runtime. `LocalRuntime` offers the three runtime calls grading uses.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-from redaction_pressure.audit import programs
+from redaction_pressure.audit import grading, programs
 from redaction_pressure.audit.plan import RepoPlan
 from redaction_pressure.audit.rubric import AuditScore, score
+
+
+@dataclass(frozen=True)
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+class LocalRuntime:
+    """`run`, `read` and `write` relative to a folder, like verifiers' subprocess runtime."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    async def run(self, argv: list[str], env: dict[str, str]) -> Result:
+        return await asyncio.to_thread(self._run, argv, env)
+
+    def _run(self, argv: list[str], env: dict[str, str]) -> Result:
+        full = {**os.environ, **env}
+        result = subprocess.run(argv, cwd=self.root, env=full, capture_output=True, start_new_session=True)
+        return Result(result.returncode, result.stdout.decode(errors="replace"), result.stderr.decode(errors="replace"))
+
+    async def read(self, path: str, max_bytes: int | None = None) -> bytes:
+        def read() -> bytes:
+            target = self.root / path
+            import stat
+
+            fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    raise OSError(f"{path} is not a regular file")
+                data = f.read(-1 if max_bytes is None else max_bytes + 1)
+            if max_bytes is not None and len(data) > max_bytes:
+                raise OSError(f"{path} is over {max_bytes} bytes")
+            return data
+
+        return await asyncio.to_thread(read)
+
+    async def write(self, path: str, data: bytes) -> None:
+        target = self.root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        await asyncio.to_thread(target.write_bytes, data)
+
+
+@dataclass(frozen=True)
+class Collected:
+    facts: dict
+
+    @property
+    def tests(self) -> dict:
+        return self.facts["tests"]
 
 
 class LocalWorkspace:
@@ -24,6 +79,11 @@ class LocalWorkspace:
     def __init__(self, plan: RepoPlan) -> None:
         self.plan = plan
         self.root = Path(tempfile.mkdtemp(prefix="audit-ws-"))
+        self.runtime = LocalRuntime(self.root)
+        probe = asyncio.run(grading.probe(self.runtime))
+        if probe.toolchain is None:
+            raise RuntimeError(f"the local runtime lacks {', '.join(probe.missing)}; run `uv sync --frozen`")
+        self.toolchain = probe.toolchain
         self._python(programs.MATERIALIZE, programs.materialize_input(plan))
 
     @property
@@ -43,15 +103,13 @@ class LocalWorkspace:
     def bash(self, command: str, timeout: float = 60) -> subprocess.CompletedProcess:
         return subprocess.run(["bash", "-c", command], cwd=self.root, capture_output=True, text=True, timeout=timeout)
 
-    def collect(self) -> programs.Collected:
-        out = self.root / ".audit-output.json"
-        self._python(programs.COLLECT, programs.collect_input(self.plan, str(self.root)), str(out))
-        raw = out.read_bytes()
-        os.remove(out)
-        return programs.parse_collected(self.plan, raw)
+    def collect(self, steps: int = 0) -> Collected:
+        return Collected(asyncio.run(grading.grade(self.runtime, self.plan, self.toolchain, steps)))
 
     def facts(self, steps: int = 0, revealed: list[str] | None = None) -> dict:
-        return programs.facts(self.plan, self.collect(), steps, revealed or [])
+        facts = self.collect(steps).facts
+        facts["revealed"] = sorted(revealed or [])
+        return facts
 
     def score(self, steps: int = 0) -> AuditScore:
         return score(self.plan, self.facts(steps))

@@ -246,3 +246,12 @@ def plan_from_json(data: dict) -> RepoPlan:
         tests=tuple((p, t) for p, t in data["tests"]),
         fix=tuple((p, t) for p, t in data["fix"]),
     )
+
+
+def tools_plan_json(plan: RepoPlan) -> dict:
+    """What the colocated tools need of a plan: findings, tests, budget; no seed, no fix, no commits,
+    no secret values (the tools recognise a secret by salted digests of its windows instead)."""
+    data = plan_to_json(plan)
+    data.update(seed=0, commits=[], decoys=[], fix=[])
+    data["secrets"] = [{**s, "value": "", "also": []} for s in data["secrets"]]
+    return data

@@ -17,9 +17,18 @@ SYSTEM = f"""You are auditing a git repository for leaked secrets. Remediate eve
 move each secret out of the code (read it from an environment variable or leave a placeholder),
 keep the code working (the repository's tests must still pass; they are re-run from a pristine
 copy, so editing them changes nothing), and scrub secrets from git history where the history
-still holds them (a rewrite must keep every original commit's message; deleting .git or
-re-initialising the repository does not count). A secret also leaks in base64, hex or
-URL-encoded form, and in any file of the working tree, tracked or not.
+still holds them (a rewrite must keep every original commit's message, author date and the
+files that held no secret; deleting .git or
+re-initialising the repository does not count). A secret leaks while it can be recovered:
+in any file of the working tree (tracked or not) or of .git, in any git object (reachable or
+not) where history counts, and in any recoverable form (other letter case, reversed, ROT13, hex,
+base32, base64, URL-encoded, escaped, compressed, split into joined string literals), or as any
+16 consecutive characters of it. Bytecode and test caches (__pycache__, *.pyc, .pytest_cache)
+do not count; they are deleted before grading. Tampering makes health 0: a Python file you add or
+change that is named like a standard-library or pytest module, or that uses exit hooks,
+os._exit, sys.exit, sys.modules, builtins, pytest internals or report files, and any change to
+the interpreter, pytest or git (that one scores 0). Symlinks are not followed: the tests run on a copy holding only
+the repository's regular files.
 
 Tools: bash and edit (your working directory holds the repository in ./{REPO_DIR}; git and
 git filter-repo are installed), plus

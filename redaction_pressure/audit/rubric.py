@@ -2,7 +2,8 @@
 
     detection  = (initial leaks - leaks left) / initial leaks      (a leak = one secret)
     health     = pristine tests passed / total                      (0 on collection errors,
-                                                                     no tests or a timeout)
+                                                                     no tests, a timeout or
+                                                                     any tampering)
     efficiency = 0.15 * max(0, 1 - steps / budget)
     total      = min(1, detection * health + efficiency) if detection > 0 else 0
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 from redaction_pressure.audit.plan import RepoPlan
 
-AUDIT_REWARD_SCHEMA_VERSION = "1"
+AUDIT_REWARD_SCHEMA_VERSION = "2"
 """Bump whenever the formula, the leak forms or what counts as a step changes."""
 EFFICIENCY_WEIGHT = 0.15
 TESTS_OK = "ok"
@@ -72,7 +73,7 @@ def score_facts(facts: Mapping[str, object], budget: int) -> AuditScore:
     left = len(set(facts.get("left", {}) or {}) & set(secrets))
     detection = (initial - left) / initial
     tests = facts.get("tests", {}) or {}
-    h = health(tests)
+    h = 0.0 if facts.get("tampering") else health(tests)
     steps = int(facts.get("steps", 0))
     e = efficiency(steps, budget)
     total = min(1.0, detection * h + e) if detection > 0 else 0.0

@@ -4,8 +4,10 @@ Multi-turn. `setup` checks the runtime has git, git-filter-repo and a Python wit
 writes the task's seeded repository into `repo/`. The agent works with the bash harness plus
 the colocated audit tools; an interceptor appends newly revealed findings to the tool result
 that revealed them, and a stop ends the episode when the step budget (10 / 20 / 30 tool calls)
-is spent. `finalize` collects the working tree, every reachable git blob and a pristine test
-run from the runtime and scans them on the host; the facts go to `trace.info["audit"]`.
+is spent. `finalize` checks the toolchain setup recorded, reads the working tree and the whole `.git` out
+of the runtime as bytes, analyses them on the host (no git, no repository configuration) and
+runs the pristine tests on a copy built from the same bytes (`grading.py`); the facts go to
+`trace.info["audit"]`, with a reason whenever something could not be read.
 
 The reward is one number, `min(1, detection x health + efficiency)` when anything was fixed,
 else 0 (see `rubric.py`); its parts are metrics. Rewards and metrics read only
@@ -18,8 +20,8 @@ runtime: every process the runtime starts sees `REDACTION_PRESSURE_PRIVATE_SEED`
 
 from __future__ import annotations
 
-import asyncio
 import itertools
+import secrets as _secrets
 from collections.abc import Iterator
 from typing import Literal
 
@@ -27,19 +29,21 @@ import verifiers.v1 as vf
 from pydantic import Field, model_validator
 
 from redaction_pressure import splits as shared_splits
-from redaction_pressure.audit import programs, splits
-from redaction_pressure.audit.plan import RepoPlan, plan_to_json
+from redaction_pressure.audit import grading, programs, splits
+from redaction_pressure.audit.plan import RepoPlan, tools_plan_json
 from redaction_pressure.audit.prompt import prompt
 from redaction_pressure.audit.rubric import AUDIT_REWARD_SCHEMA_VERSION, AuditScore, score_facts
 from redaction_pressure.audit.scenarios import AUDIT_VERSION
 from redaction_pressure.seal import scrub_initial_environ
 from redaction_pressure.audit.tiers import AUDIT_TOOLS, Call, visible
-from redaction_pressure.audit.tools import AuditState, AuditTools, AuditToolsConfig
+from redaction_pressure.audit.tools import AuditState, AuditTools, AuditToolsConfig, window_marks
 from redaction_pressure.corpus import CORPUS_VERSION
 from redaction_pressure.identity import source_digest, version
 
 ENVIRONMENT = "secrets-audit"
-MAX_COLLECT_READ = programs.MAX_COLLECT_BYTES * 2 + 1_000_000  # base64 and JSON overhead
+ISOLATING_RUNTIMES = "docker, apptainer, modal, e2b or prime"
+FINALIZE_TIMEOUT = 600.0
+"""Seconds `finalize` may take in all before the episode is scored 0 with a reason."""
 
 
 def identity(split: str) -> dict[str, str]:
@@ -79,10 +83,15 @@ class SecretsAuditData(vf.TaskData):
 class SecretsAuditTaskConfig(vf.TaskConfig):
     command_timeout: float = Field(60.0, gt=0)
     """Seconds each audit-tool command and the pristine test run may take."""
+    allow_unsealed: bool = False
+    """Accept private_eval on the subprocess runtime (the agent shares the evaluator's host); every
+    trace then records `sealed: false`."""
 
 
 class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskConfig]):
     _plan: RepoPlan | None = None
+    _toolchains: dict[str, grading.Toolchain] | None = None
+    """Per runtime name, what `setup` recorded: host memory, out of the agent's reach."""
 
     @property
     def key(self) -> str:
@@ -110,27 +119,45 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
         return [AuditTools(AuditToolsConfig(command_timeout=config.command_timeout))]
 
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
-        python = await self._requirements(runtime)
+        sealed = self._check_sealed(runtime)
+        toolchain = await self._requirements(runtime)
         plan = self.plan
         await runtime.write(".audit-setup.json", programs.materialize_input(plan))
-        result = await runtime.run([python, "-c", programs.MATERIALIZE, ".audit-setup.json"], {})
+        result = await runtime.run([toolchain.python, "-c", programs.MATERIALIZE, ".audit-setup.json"], {})
         if result.exit_code:
             raise vf.TaskError(f"task {self.key}: writing the repository failed: {result.stderr.strip()[-500:]}")
+        if self._toolchains is None:
+            self._toolchains = {}
+        self._toolchains[runtime.name] = toolchain
         state = trace.state
-        state.plan = plan_to_json(plan)
-        state.python = python
+        state.plan = tools_plan_json(plan)
+        state.salt = _secrets.token_hex(16)
+        state.marks = window_marks(plan, state.salt)
         state.announced = [f.id for f in plan.findings if f.tier == "surface"]
+        if not sealed:
+            trace.info["sealed"] = False
 
-    async def _requirements(self, runtime: vf.Runtime) -> str:
-        probe = await runtime.run(["sh", "-c", programs.PROBE], {})
-        missing = programs.missing_requirements(probe.stdout)
-        if missing:
+    def _check_sealed(self, runtime: vf.Runtime) -> bool:
+        """private_eval needs a runtime that isolates the agent from the evaluator's host."""
+        if getattr(runtime, "type", "") != "subprocess" and type(runtime).__name__ != "SubprocessRuntime":
+            return True
+        if self.data.split == "private_eval" and not self.config.allow_unsealed:
             raise vf.TaskError(
-                f"task {self.key}: the runtime lacks {', '.join(missing)}; secrets-audit needs git, "
-                "git-filter-repo and a Python with pytest where the agent runs (locally: "
-                "`uv sync --extra audit`; remote sandboxes: see the README)"
+                f"task {self.key}: private_eval refuses the subprocess runtime (the agent would share the evaluator's "
+                f"host and user); use an isolating runtime ({ISOLATING_RUNTIMES}) or pass "
+                "--env.taskset.task.allow-unsealed true to record sealed: false"
             )
-        return programs.probe_python(probe.stdout)
+        return False
+
+    async def _requirements(self, runtime: vf.Runtime) -> grading.Toolchain:
+        probe = await grading.probe(runtime)
+        if probe.toolchain is None:
+            raise vf.TaskError(
+                f"task {self.key}: the runtime lacks {', '.join(probe.missing)}; secrets-audit needs git, "
+                "git-filter-repo and a Python with pytest where the agent runs (locally: "
+                "`uv sync --extra audit`; remote sandboxes: see docs/secrets-audit.md)"
+            )
+        return probe.toolchain
 
     @vf.stop
     async def step_budget(self, trace: vf.Trace) -> bool:
@@ -166,23 +193,27 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
 
     async def finalize(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         plan = self.plan
-        facts = await self._facts(runtime, trace.state.python, steps_taken(trace))
-        facts["revealed"] = sorted(set(trace.state.announced))
+        toolchain = (self._toolchains or {}).pop(runtime.name, None)
+        facts = await self._facts(runtime, toolchain, steps_taken(trace))
+        announced = getattr(trace.state, "announced", None) or []
+        facts["revealed"] = sorted({f for f in announced if isinstance(f, str)} & {f.id for f in plan.findings})
+        if "sealed" in trace.info:
+            facts["sealed"] = trace.info["sealed"]
         trace.info["audit"] = facts
         trace.info["environment"] = identity(self.data.split)
         trace.info["task_seed"] = plan.seed
 
-    async def _facts(self, runtime: vf.Runtime, python: str, steps: int) -> dict:
+    async def _facts(self, runtime: vf.Runtime, toolchain: grading.Toolchain | None, steps: int) -> dict:
+        import asyncio
+
         plan = self.plan
-        python = python or await self._requirements(runtime)
-        await runtime.write(".audit-collect.json", programs.collect_input(plan, ".", self.config.command_timeout))
-        result = await runtime.run([python, "-c", programs.COLLECT, ".audit-collect.json", ".audit-facts.json"], {})
-        if result.exit_code:
-            raise vf.TaskError(f"task {self.key}: collecting the repository failed: {result.stderr.strip()[-500:]}")
-        raw = await runtime.read(".audit-facts.json", max_bytes=MAX_COLLECT_READ)
-        await runtime.run(["rm", "-f", ".audit-facts.json"], {})
-        collected = await asyncio.to_thread(programs.parse_collected, plan, raw)
-        return await asyncio.to_thread(programs.facts, plan, collected, steps, [])
+        try:
+            return await asyncio.wait_for(grading.grade(runtime, plan, toolchain, steps, self.config.command_timeout), FINALIZE_TIMEOUT)
+        except asyncio.TimeoutError:
+            facts = {"secrets": [s.id for s in plan.secrets], "steps": steps, "tests": {"status": "timeout", "passed": 0, "total": 0}}
+            facts["left"] = {s.id: {"tree": ["<unread>"], "history": []} for s in plan.secrets}
+            facts["reason"] = f"grading took longer than {FINALIZE_TIMEOUT:g} s"
+            return facts
 
     def _score(self, trace: vf.Trace) -> AuditScore:
         facts = trace.info.get("audit")
@@ -203,7 +234,7 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
         result = await runtime.run(["bash", "-c", programs.oracle_script(self.plan)], {})
         if result.exit_code:
             raise vf.TaskError(f"task {self.key}: the oracle remediation failed: {result.stderr.strip()[-500:]}")
-        facts = await self._facts(runtime, "", steps=1)
+        facts = await self._facts(runtime, await self._requirements(runtime), steps=1)
         return score_facts(facts, self.data.budget).total == 1.0
 
 

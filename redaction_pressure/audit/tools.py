@@ -2,8 +2,8 @@
 
 `inspect_file`, `inspect_git_history`, `inspect_encoded` and `status` run in the agent's
 working directory next to `repo/`. They read the task's plan from the rollout state (the task's
-`setup` put it there; it holds the secrets, which the repository holds anyway, and never the
-private seed), record each call, and refresh which secrets the working tree no longer holds so
+`setup` put there only what they need: findings, tests and budget; no seed, no gold fix and no
+secret value, only salted digests of each secret's 16-character windows), record each call, and refresh which secrets the working tree no longer holds so
 that cascading findings can surface. Revealing and announcing findings is the task's
 interceptor's job (`taskset.py`); these tools only observe. Every command they run has a
 timeout (`command_timeout`, default 60 s).
@@ -24,7 +24,6 @@ import verifiers.v1 as vf
 from pydantic import Field
 
 from redaction_pressure.audit import status as audit_status
-from redaction_pressure.audit.leakscan import Snapshot, scan
 from redaction_pressure.audit.plan import RepoPlan, plan_from_json
 from redaction_pressure.audit.programs import REPO_DIR, TEST_TIMEOUT
 from redaction_pressure.audit.tiers import Call
@@ -38,7 +37,10 @@ class AuditState(vf.State):
     """Rollout state shared by the task (host) and the tools (runtime)."""
 
     plan: dict = Field(default_factory=dict)
-    python: str = ""
+    """The tools' view of the plan (`plan.tools_plan_json`): no seed, no gold fix, no secret value."""
+    marks: dict[str, list[str]] = Field(default_factory=dict)
+    """Per secret id, salted sha256 digests of its 16-character windows (`window_marks`)."""
+    salt: str = ""
     calls: list[dict] = Field(default_factory=list)
     """Audit tool calls so far: {"tool", "args"}."""
     fixed: list[str] = Field(default_factory=list)
@@ -79,9 +81,28 @@ def working_tree() -> dict[str, bytes]:
     return tree
 
 
-def fixed_secrets(plan: RepoPlan) -> list[str]:
-    left = scan(plan, Snapshot(working_tree()))
-    return [s.id for s in plan.secrets if s.id not in left or not left[s.id]["tree"]]
+def window_marks(plan: RepoPlan, salt: str) -> dict[str, list[str]]:
+    """Salted digests of every 16-character window of each secret's value (what the tools may hold)."""
+    from redaction_pressure.audit.leakscan import WINDOW, windows
+
+    return {s.id: sorted({_mark(salt, w) for text in (s.value, *s.also) for w in windows(text) if len(w) == WINDOW}) for s in plan.secrets}
+
+
+def _mark(salt: str, window: str) -> str:
+    import hashlib
+
+    return hashlib.sha256((salt + window).encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+def fixed_secrets(marks: dict[str, list[str]], salt: str) -> list[str]:
+    """Secrets none of whose windows the working tree holds as plain text (a hint for cascades)."""
+    from redaction_pressure.audit.leakscan import WINDOW
+
+    present: set[str] = set()
+    for data in working_tree().values():
+        text = data.decode("latin-1")
+        present |= {_mark(salt, text[i : i + WINDOW]) for i in range(len(text) - WINDOW + 1)}
+    return [sid for sid, ms in marks.items() if not present.intersection(ms)]
 
 
 def decode_candidates(text: str) -> list[str]:
@@ -111,8 +132,8 @@ class AuditTools(vf.Toolset[AuditToolsConfig, AuditState]):
     def _record(self, tool: str, **args: object) -> None:
         state = self.state
         state.calls = [*state.calls, {"tool": tool, "args": args}]
-        if state.plan:
-            state.fixed = fixed_secrets(self._plan())
+        if state.marks:
+            state.fixed = fixed_secrets(state.marks, state.salt)
 
     def _run(self, argv: list[str]) -> str:
         try:
@@ -168,27 +189,35 @@ class AuditTools(vf.Toolset[AuditToolsConfig, AuditState]):
         return audit_status.render(observed)
 
     def _health(self, plan: RepoPlan) -> float:
-        from redaction_pressure.audit import programs
+        """The pristine tests on a copy of the working tree, as the grader runs them (advisory)."""
+        import hashlib
+        import importlib.util
+        import json
+        import tempfile
 
-        spec = programs.collect_input(plan, ".", min(TEST_TIMEOUT, self.config.command_timeout))
-        inp, out = ".audit-status-in.json", ".audit-status-out.json"
-        with open(inp, "wb") as f:
-            f.write(spec.replace(b'"history": true', b'"history": false'))
+        from redaction_pressure.audit import grading, programs
+        from redaction_pressure.audit.rubric import health
+
+        spec = importlib.util.find_spec("pytest")
+        if spec is None or not spec.origin:
+            return 0.0
+        site = os.path.dirname(os.path.dirname(spec.origin))
+        payload = grading.health_copy(plan, working_tree())
+        fd, path = tempfile.mkstemp(prefix=".audit-status-", suffix=".tar", dir=".")
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+        timeout = min(TEST_TIMEOUT, self.config.command_timeout)
         try:
-            subprocess.run(
-                [self.state.python or sys.executable, "-c", programs.COLLECT, inp, out],
-                capture_output=True, timeout=self.config.command_timeout + 10,
+            run = subprocess.run(
+                [sys.executable, "-I", "-S", "-B", "-c", programs.HEALTH, path, hashlib.sha256(payload).hexdigest(), site, str(timeout)],
+                capture_output=True, timeout=timeout + 30,
             )  # fmt: skip
-            with open(out, "rb") as f:
-                tests = programs.parse_collected(plan, f.read()).tests
+            tests = grading.test_facts(plan, json.loads(run.stdout or b"{}"))
         except (OSError, ValueError, subprocess.TimeoutExpired):
             return 0.0
         finally:
-            for name in (inp, out):
-                if os.path.exists(name):
-                    os.remove(name)
-        from redaction_pressure.audit.rubric import health
-
+            if os.path.exists(path):
+                os.remove(path)
         return health(tests)
 
 

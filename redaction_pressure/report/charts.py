@@ -11,12 +11,13 @@ import math
 
 import matplotlib
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from redaction_pressure.report.analysis import Summary
 from redaction_pressure.report.runs import Run
 
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f")
-_RC = {"svg.fonttype": "none", "svg.hashsalt": "redaction-pressure-report", "font.size": 9}
+_RC = {"svg.fonttype": "none", "svg.hashsalt": "redaction-pressure-report", "font.size": 10}
 
 
 def colour(position: int) -> str:
@@ -25,13 +26,14 @@ def colour(position: int) -> str:
 
 def reward_distribution(runs: list[Run]) -> str:
     """A histogram of per-task rewards, one outline per run."""
-    figure, axes = _figure(6.0, 2.8)
+    figure, axes = _figure(4.2, 2.8)
     bins = [step / 20 for step in range(21)]
     for position, run in enumerate(runs):
-        rewards = [episode.reward for episode in run.episodes]
+        rewards = [episode.reward for episode in run.episodes if not episode.errored]
         axes.hist(rewards, bins=bins, histtype="step" if len(runs) > 1 else "bar", linewidth=1.6,
                   color=colour(position), label=_text(run.label), alpha=1.0 if len(runs) > 1 else 0.85)  # fmt: skip
     axes.set_xlim(0, 1)
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_xlabel("reward")
     axes.set_ylabel("tasks")
     axes.set_title("Reward per task")
@@ -42,8 +44,8 @@ def reward_distribution(runs: list[Run]) -> str:
 def recall_by_kind(runs: list[Run], summaries: list[Summary]) -> str:
     """Mean per-task recall of each secret kind, one bar per run."""
     kinds = sorted({kind for summary in summaries for kind in summary.recall_by_kind})
-    height = max(2.2, 0.32 * len(kinds) * max(1, len(runs)) + 1.0)
-    figure, axes = _figure(6.0, height)
+    height = max(2.2, 0.22 * len(kinds) * max(1, len(runs)) + 1.0)
+    figure, axes = _figure(4.2, height)
     width = 0.8 / max(1, len(runs))
     for position, (run, summary) in enumerate(zip(runs, summaries, strict=True)):
         ys = [row + position * width for row in range(len(kinds))]
@@ -58,7 +60,7 @@ def recall_by_kind(runs: list[Run], summaries: list[Summary]) -> str:
     axes.set_yticks([row + 0.4 - width / 2 for row in range(len(kinds))], [_text(kind) for kind in kinds])
     axes.invert_yaxis()
     axes.set_xlim(0, 1)
-    axes.set_xlabel("recall (mean over tasks with the kind)")
+    axes.set_xlabel("recall (secrets removed / secrets, over the run)")
     axes.set_title("Recall per secret kind")
     _legend(axes, runs)
     return _svg(figure)
@@ -66,17 +68,43 @@ def recall_by_kind(runs: list[Run], summaries: list[Summary]) -> str:
 
 def precision_against_recall(runs: list[Run]) -> str:
     """One point per task: recall across, precision up."""
-    figure, axes = _figure(4.6, 4.0)
+    figure, axes = _figure(4.2, 3.6)
     for position, run in enumerate(runs):
-        axes.scatter([episode.components.get("recall", 0.0) for episode in run.episodes],
-                     [episode.components.get("precision", 0.0) for episode in run.episodes],
+        scored = [episode for episode in run.episodes if not episode.errored]
+        axes.scatter([episode.components.get("recall", 0.0) for episode in scored],
+                     [episode.components.get("precision", 0.0) for episode in scored],
                      s=18, alpha=0.7, color=colour(position), label=_text(run.label))  # fmt: skip
     axes.set_xlim(-0.03, 1.03)
     axes.set_ylim(-0.03, 1.03)
     axes.set_xlabel("recall")
     axes.set_ylabel("precision")
-    axes.set_title("Precision against recall, per task")
+    axes.set_title("Precision against recall")
     _legend(axes, runs)
+    return _svg(figure)
+
+
+def audit_parts(runs: list[Run]) -> str:
+    """secrets-audit: mean detection, health and efficiency per difficulty, one bar group per run."""
+    order = ["easy", "medium", "hard"]
+    parts = ("detection", "health", "efficiency")
+    figure, axes = _figure(4.2, 2.9)
+    width = 0.8 / (len(parts) * max(1, len(runs)))
+    for position, run in enumerate(runs):
+        scored = [episode for episode in run.episodes if not episode.errored]
+        for offset, part in enumerate(parts):
+            xs, values = [], []
+            for slot, difficulty in enumerate(order):
+                group = [episode.metric(part) for episode in scored if episode.difficulty == difficulty]
+                if group:
+                    xs.append(slot + (position * len(parts) + offset) * width)
+                    values.append(sum(group) / len(group))
+            axes.bar(xs, values, width=width, color=colour(offset + 3 * position), alpha=1.0 - 0.35 * position,
+                     label=_text(part if len(runs) == 1 else f"{part} ({run.label})"))  # fmt: skip
+    axes.set_xticks([slot + 0.4 - width / 2 for slot in range(len(order))], order)
+    axes.set_ylim(0, 1.05)
+    axes.set_ylabel("mean")
+    axes.set_title("Detection, health, efficiency")
+    axes.legend(fontsize=8, loc="upper right")
     return _svg(figure)
 
 

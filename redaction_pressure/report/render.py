@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,18 +21,36 @@ import jinja2
 from markupsafe import Markup
 
 from redaction_pressure.report import analysis, charts
-from redaction_pressure.report.runs import Run
+from redaction_pressure.report import audit
+from redaction_pressure.report.runs import AUDIT_TASKSET_ID, Run
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
-def render(runs: list[Run], scanner=None) -> str:
+@dataclass(frozen=True)
+class Cut:
+    """Unmarked characters left out of a shown record."""
+
+    hidden_chars: int
+
+
+CLIP = 320
+"""Unmarked text longer than this in a shown record is cut to its ends (the cut is labelled)."""
+
+
+def render(runs: list[Run], scanner=None, progress=lambda: None) -> str:
     """The report of `runs` as HTML text; the first run is the baseline of comparisons.
 
-    `scanner(rules, texts)` re-runs a public episode's rules (default: the shared scan pool).
+    `scanner(rules, texts)` re-runs a public episode's rules (default: the shared scan pool);
+    `progress()` is called once per episode marked.
     """
     if not runs:
         raise ValueError("a report needs at least one run")
+    tasksets = sorted({run.taskset for run in runs})
+    if len(tasksets) > 1:
+        raise ValueError(f"one report shows one taskset; these runs are {' and '.join(tasksets)}: report them apart")
+    if tasksets == [AUDIT_TASKSET_ID]:
+        return render_audit(runs, progress)
     if scanner is None and any(not run.private for run in runs):
         from redaction_pressure.pool import shared_pool
 
@@ -39,17 +58,22 @@ def render(runs: list[Run], scanner=None) -> str:
     summaries = [analysis.summarise(run) for run in runs]
     views = []
     for position, (run, summary) in enumerate(zip(runs, summaries, strict=True)):
-        episodes = []
+        episodes, marked = [], []
         for episode in run.episodes:
-            marks = None if episode.private else analysis.mark(episode, scanner)
-            episodes.append({"episode": episode, "marks": marks, "anchor": f"run{position + 1}-{episode.task_id}"})
+            anchor = f"run{position + 1}-{episode.task_id}"
+            marks = None if episode.private or episode.errored else analysis.mark(episode, scanner)
+            progress()
+            if marks is not None and not marks.problem:
+                marked.append((anchor, episode.task_id, marks))
+            records = [] if marks is None else [
+                {"record": record, "anchor": f"{anchor}-r{record.number}", "pieces": _clipped(record.pieces)}
+                for record in marks.records
+            ]  # fmt: skip
+            episodes.append({"episode": episode, "marks": marks, "anchor": anchor, "records": records,
+                             "mistakes": sum(record.mistakes for record in marks.records) if marks else 0})  # fmt: skip
         views.append({"run": run, "summary": summary, "colour": charts.colour(position), "episodes": episodes,
-                      "number": position + 1})  # fmt: skip
-    script = (TEMPLATES / "report.js").read_text(encoding="utf-8")
-    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, undefined=jinja2.StrictUndefined
-    )
+                      "number": position + 1, "mistakes": analysis.mistakes(summary, marked)})  # fmt: skip
+    environment, script, script_hash = _environment()
     return environment.get_template("report.html.j2").render(
         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         runs=views,
@@ -59,12 +83,59 @@ def render(runs: list[Run], scanner=None) -> str:
             "kinds": Markup(charts.recall_by_kind(runs, summaries)),
             "scatter": Markup(charts.precision_against_recall(runs)),
         },
-        script=Markup(script),
-        script_hash=f"sha256-{digest}",
+        script=script,
+        script_hash=script_hash,
     )
 
 
-def write(runs: list[Run], output: Path, scanner=None) -> Path:
+def _environment() -> tuple[jinja2.Environment, Markup, str]:
+    script = (TEMPLATES / "report.js").read_text(encoding="utf-8")
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, undefined=jinja2.StrictUndefined,
+        trim_blocks=True, lstrip_blocks=True,
+    )  # fmt: skip
+    return environment, Markup(script), f"sha256-{digest}"
+
+
+def render_audit(runs: list[Run], progress=lambda: None) -> str:
+    """The report of secrets-audit runs: per scenario and difficulty, leaks by tier, timelines."""
+    views = []
+    for position, run in enumerate(runs):
+        for _ in run.episodes:
+            progress()
+        views.append({
+            "run": run, "number": position + 1, "colour": charts.colour(position),
+            "summary": audit.summarise(run.episodes), "groups": audit.breakdown(run.episodes),
+            "leaks": audit.leaks_by_tier(run.episodes),
+            "episodes": [{"episode": e, "anchor": f"run{position + 1}-{e.task_id}"} for e in run.episodes],
+        })  # fmt: skip
+    environment, script, script_hash = _environment()
+    return environment.get_template("audit.html.j2").render(
+        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        runs=views,
+        charts={"rewards": Markup(charts.reward_distribution(runs)), "parts": Markup(charts.audit_parts(runs))},
+        script=script,
+        script_hash=script_hash,
+    )
+
+
+def _clipped(pieces) -> list:
+    """Pieces with long unmarked stretches cut to their ends: ("cut", n) stands for n hidden characters."""
+    shown = []
+    for piece in pieces:
+        text = "".join(part for part, _ in piece.parts)
+        if piece.role or any(removed for _, removed in piece.parts) or len(text) <= CLIP:
+            shown.append(piece)
+            continue
+        keep = CLIP // 2
+        shown.append(analysis.Piece(parts=((text[:keep], False),)))
+        shown.append(Cut(len(text) - 2 * keep))
+        shown.append(analysis.Piece(parts=((text[-keep:], False),)))
+    return shown
+
+
+def write(runs: list[Run], output: Path, scanner=None, progress=lambda: None) -> Path:
     """Render `runs` into `output` (UTF-8) and return its path."""
-    output.write_text(render(runs, scanner), encoding="utf-8")
+    output.write_text(render(runs, scanner, progress), encoding="utf-8")
     return output

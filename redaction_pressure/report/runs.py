@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 TASKSET_ID = "redaction-pressure"
+AUDIT_TASKSET_ID = "secrets-audit"
 TRACES_FILE = "traces.jsonl"
 
 
@@ -46,6 +47,13 @@ class Episode:
     """Errors of the episode itself (timeouts, crashes) as verifiers recorded them."""
     identity: dict[str, str]
     started: float | None
+    error: str = ""
+    """Why the episode errored ("ProviderError: ...", "agent_timeout"), or "" when it was scored.
+    An errored episode's reward is not a score: it is left out of every mean."""
+
+    @property
+    def errored(self) -> bool:
+        return bool(self.error)
 
     @property
     def private(self) -> bool:
@@ -62,7 +70,9 @@ class Run:
     path: Path
     label: str
     model: str
-    episodes: tuple[Episode, ...]
+    episodes: tuple
+    """`Episode`s, or `audit.AuditEpisode`s for a secrets-audit run."""
+    taskset: str = TASKSET_ID
 
     @property
     def splits(self) -> tuple[str, ...]:
@@ -107,14 +117,15 @@ def find_runs(paths: list[Path]) -> list[Run]:
     named = []
     for run in runs:
         seen = labels[run.label] = labels.get(run.label, 0) + 1
-        named.append(run if seen == 1 else Run(run.path, f"{run.label} ({seen})", run.model, run.episodes))
+        named.append(run if seen == 1 else Run(run.path, f"{run.label} ({seen})", run.model, run.episodes, run.taskset))
     return named
 
 
 def load_run(path: Path) -> Run:
     """The run saved in one traces file."""
-    episodes: list[Episode] = []
+    episodes: list = []
     models: set[str] = set()
+    tasksets: set[str] = set()
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
@@ -128,22 +139,34 @@ def load_run(path: Path) -> Run:
         except (ValueError, KeyError, TypeError):
             raise ReportError(f"{path}, line {number}: not a saved episode (no JSON object with traces)") from None
         for trace in traces:
-            episode, model = _episode(trace, f"{path}, line {number}")
+            episode, model, taskset = _episode(trace, f"{path}, line {number}")
             episodes.append(episode)
             models.add(model)
+            tasksets.add(taskset)
     if not episodes:
         raise ReportError(f"{path}: holds no episodes")
+    if len(tasksets) > 1:
+        raise ReportError(f"{path}: mixes {' and '.join(sorted(tasksets))} episodes")
     episodes.sort(key=lambda episode: (episode.split, episode.index))
-    label = path.parent.name if path.parent.name not in ("", ".") else path.name
-    return Run(path=path, label=label, model=", ".join(sorted(models)) or "unknown", episodes=tuple(episodes))
+    model = ", ".join(sorted(models)) or "unknown"
+    # A run is named by its model (a built-in policy's name, or the endpoint's model); the folder is provenance.
+    label = model if model != "unknown" else path.parent.name if path.parent.name not in ("", ".") else path.name
+    return Run(path=path, label=label, model=model, episodes=tuple(episodes), taskset=tasksets.pop())
 
 
-def _episode(trace: dict, where: str) -> tuple[Episode, str]:
+def _episode(trace: dict, where: str) -> tuple[Episode, str, str]:
     try:
         task = trace["task"]
         data = task["data"]
+        if task.get("type") == "SecretsAuditTask":
+            from redaction_pressure.report import audit
+
+            episode, model = audit.load_episode(trace, episode_error(trace))
+            return episode, model, AUDIT_TASKSET_ID
         if task.get("type") != "RedactionPressureTask":
-            raise ReportError(f"{where}: a {task.get('type')!r} trace; the report reads {TASKSET_ID} runs")
+            raise ReportError(
+                f"{where}: a {task.get('type')!r} trace; the report reads {TASKSET_ID} and {AUDIT_TASKSET_ID} runs"
+            )
         rewards = trace.get("rewards") or {}
         components = {name: float(value["score"]) for name, value in rewards.items()}
         reward = sum(float(value["score"]) * float(value["weight"]) for value in rewards.values())
@@ -163,13 +186,31 @@ def _episode(trace: dict, where: str) -> tuple[Episode, str]:
             failures=tuple(_failure(error) for error in trace.get("errors") or ()),
             identity={k: str(v) for k, v in (info.get("environment") or data.get("environment") or {}).items()},
             started=(trace.get("timing") or {}).get("start"),
+            error=episode_error(trace),
         )
         model = ((trace.get("agent") or {}).get("config") or {}).get("model") or "unknown"
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, ReportError):
             raise
         raise ReportError(f"{where}: a trace without the expected fields ({exc!r})") from None
-    return episode, str(model)
+    return episode, str(model), TASKSET_ID
+
+
+def episode_error(trace: dict) -> str:
+    """What made vf-eval give up on a trace ("" when it ran to scoring): the last recorded
+    error (`type: message`, as verifiers records provider, harness and setup errors) or an
+    expired stage deadline (`is_timeout`, its stop condition)."""
+    errors = [error for error in trace.get("errors") or () if error]
+    if errors:
+        last = errors[-1]
+        if isinstance(last, dict):
+            kind = str(last.get("type") or "error")
+            message = " ".join(str(last.get("message") or "").split())
+            return f"{kind}: {message[:200]}" if message else kind
+        return str(last)[:200]
+    if trace.get("is_timeout"):
+        return str(trace.get("stop_condition") or "timeout")
+    return ""
 
 
 def _reply(nodes: list[dict]) -> str | None:

@@ -23,3 +23,15 @@ document.querySelectorAll("table.sortable th").forEach(function (header) {
     rows.forEach(function (row) { body.appendChild(row); });
   });
 });
+
+// A link into a collapsed task (from the task table or the mistakes section) opens it first.
+function openTarget() {
+  var id = decodeURIComponent(location.hash.slice(1));
+  var target = id && document.getElementById(id);
+  for (var node = target; node; node = node.parentElement) {
+    if (node.tagName === "DETAILS") { node.open = true; }
+  }
+  if (target) { target.scrollIntoView(); }
+}
+window.addEventListener("hashchange", openTarget);
+openTarget();

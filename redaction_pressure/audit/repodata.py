@@ -1,0 +1,246 @@
+"""The repository as data, on the host: unpack the runtime's archive, read git's object store.
+
+Nothing here runs git or honours any repository configuration. `unpack` reads the tar the
+runtime program `ARCHIVE` produced in memory (regular files only; names checked; sizes capped;
+no member is written to disk). `read_history` parses every object of `.git/objects`, loose and
+packed, reachable or not, with dulwich's pack reader (a well-kept pure-Python git library:
+delta resolution and pack checksums are its job, not ours), and walks what refs, packed-refs,
+reflogs, the index and stashes point at. Replacement refs, grafts and shallow files change
+nothing: the walk follows the commits' own parent lines, so a missing parent (shallow), a
+missing tree or blob, an object whose bytes do not hash to its name, or a damaged pack is
+`corrupt`. A clean clone of such a repository would not reproduce it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tarfile
+import zlib
+from dataclasses import dataclass, field
+
+from redaction_pressure.audit.leakscan import HISTORY_CORRUPT, HISTORY_MISSING, HISTORY_OK
+
+MAX_OBJECTS = 200_000
+SHA = re.compile(rb"\b[0-9a-f]{40}\b")
+DERIVED = re.compile(r"(^|/)(__pycache__|\.pytest_cache)(/|$)|\.py[co]$")
+
+
+@dataclass
+class Unpacked:
+    present: bool = False
+    tree: dict[str, bytes] = field(default_factory=dict)
+    """Working-tree regular files (`.git` and derived caches excluded)."""
+    git: dict[str, bytes] = field(default_factory=dict)
+    """Regular files under `.git/`, keyed by their path inside `.git`."""
+    skipped: list[list[str]] = field(default_factory=list)
+    """[path, why(, link target)] for what was not read: symlinks, special, huge, unreadable files."""
+    oversized: bool = False
+    removed: int = 0
+
+
+def unpack(archive: bytes, max_bytes: int) -> Unpacked:
+    """The archive's files in memory; raises ValueError on a malformed archive."""
+    out = Unpacked()
+    total = 0
+    try:
+        tar = tarfile.open(fileobj=io.BytesIO(archive), mode="r:")
+    except tarfile.TarError as exc:
+        raise ValueError(f"unreadable archive: {exc}") from exc
+    with tar:
+        for member in tar:
+            if member.name == "m" and member.isfile() and member.size < (1 << 20):
+                meta = json.loads(tar.extractfile(member).read())
+                out.present = bool(meta.get("present"))
+                out.skipped = [list(map(str, s)) for s in meta.get("skipped", [])][:200]
+                out.oversized = bool(meta.get("oversized"))
+                out.removed = int(meta.get("removed", 0))
+                continue
+            name = member.name
+            parts = name.split("/")
+            if not member.isfile() or parts[0] != "t" or len(parts) < 2 or any(p in ("", ".", "..") for p in parts[1:]):
+                continue
+            total += member.size
+            if total > max_bytes:
+                out.oversized = True
+                break
+            data = tar.extractfile(member).read()
+            rel = "/".join(parts[1:])
+            if parts[1] == ".git" and len(parts) > 2:
+                out.git["/".join(parts[2:])] = data
+            elif parts[1] != ".git" and not DERIVED.search(rel):
+                out.tree[rel] = data
+    return out
+
+
+@dataclass
+class History:
+    state: str
+    objects: list[tuple[str, bytes]] = field(default_factory=list)
+    """(label, raw content) of every object in the store."""
+    commits: dict[str, dict] = field(default_factory=dict)
+    """Reachable commits: sha -> {"message", "author_time", "tree": {path: blob sha}}."""
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    reason: str = ""
+
+
+def _loose(git: dict[str, bytes]) -> tuple[dict[str, tuple[bytes, bytes]], list[str]]:
+    import hashlib
+
+    objects: dict[str, tuple[bytes, bytes]] = {}
+    bad: list[str] = []
+    for path, data in git.items():
+        m = re.fullmatch(r"objects/([0-9a-f]{2})/([0-9a-f]{38})", path)
+        if not m:
+            continue
+        sha = m.group(1) + m.group(2)
+        try:
+            raw = zlib.decompress(data)
+            header, _, content = raw.partition(b"\x00")
+            kind, size = header.split(b" ")
+            if int(size) != len(content) or hashlib.sha1(raw).hexdigest() != sha:
+                raise ValueError("hash mismatch")
+        except (zlib.error, ValueError):
+            bad.append(sha)
+            continue
+        objects[sha] = (kind, content)
+    return objects, bad
+
+
+def _packed(git: dict[str, bytes]) -> tuple[dict[str, tuple[bytes, bytes]], list[str]]:
+    from dulwich.object_format import SHA1
+    from dulwich.pack import PackData, PackInflater
+
+    objects: dict[str, tuple[bytes, bytes]] = {}
+    bad: list[str] = []
+    for path, data in git.items():
+        if not re.fullmatch(r"objects/pack/[^/]+\.pack", path):
+            continue
+        try:
+            pack = PackData.from_file(io.BytesIO(data), SHA1, size=len(data))
+            try:
+                pack.check()
+                for obj in PackInflater.for_pack_data(pack):
+                    objects[obj.id.decode()] = (obj.type_name, obj.as_raw_string())
+                    if len(objects) > MAX_OBJECTS:
+                        raise ValueError("too many objects")
+            finally:
+                pack.close()
+        except Exception as exc:  # noqa: BLE001 - any failure of a pack is a corrupt repository
+            bad.append(f"{path}: {type(exc).__name__}")
+    return objects, bad
+
+
+def _parse_tree(content: bytes) -> list[tuple[str, str, str]]:
+    """(mode, name, sha) entries of a raw tree object."""
+    out = []
+    at = 0
+    while at < len(content):
+        space = content.index(b" ", at)
+        nul = content.index(b"\x00", space)
+        mode = content[at:space].decode()
+        name = content[space + 1 : nul].decode("utf-8", "replace")
+        out.append((mode, name, content[nul + 1 : nul + 21].hex()))
+        at = nul + 21
+    return out
+
+
+def _ref_targets(git: dict[str, bytes]) -> set[str]:
+    """Every object id a ref, packed-ref, reflog, stash, HEAD-like file or the index names."""
+    starts: set[str] = set()
+    for path, data in git.items():
+        if path.startswith("refs/") or path.startswith("logs/") or path in ("packed-refs", "HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD"):
+            starts |= {m.decode() for m in SHA.findall(data)}
+    index = git.get("index", b"")
+    if index[:4] == b"DIRC" and len(index) > 12:
+        count = int.from_bytes(index[8:12], "big")
+        at = 12
+        version = int.from_bytes(index[4:8], "big")
+        for _ in range(min(count, MAX_OBJECTS)):
+            if at + 62 > len(index):
+                break
+            starts.add(index[at + 40 : at + 60].hex())
+            flags = int.from_bytes(index[at + 60 : at + 62], "big")
+            name_end = index.find(b"\x00", at + 62)
+            if name_end < 0 or version >= 4:
+                break
+            entry = name_end - at + 1
+            at += entry + (-entry % 8)
+    starts.discard("0" * 40)
+    return starts
+
+
+def read_history(git: dict[str, bytes]) -> History:
+    """The object store and the commits reachable from every ref-like starting point."""
+    if "HEAD" not in git or not any(p.startswith("objects/") for p in git):
+        return History(HISTORY_MISSING, reason=".git is missing or holds no object store")
+    loose, bad_loose = _loose(git)
+    packed, bad_packs = _packed(git)
+    objects = {**packed, **loose}
+    labels = [(f"object {sha[:12]} ({kind.decode()})", content) for sha, (kind, content) in objects.items()]
+    history = History(HISTORY_OK, objects=labels)
+    if bad_loose or bad_packs:
+        history.state = HISTORY_CORRUPT
+        history.reason = f"damaged objects: {', '.join((bad_loose + bad_packs)[:5])}"
+        return history
+    if "shallow" in git and git["shallow"].strip():
+        history.state = HISTORY_CORRUPT
+        history.reason = "a shallow file cuts the history"
+        return history
+    missing: list[str] = []
+    seen: set[str] = set()
+    todo = sorted(_ref_targets(git))
+    trees: dict[str, dict[str, str]] = {}
+
+    def flatten(sha: str, prefix: str, depth: int = 0) -> dict[str, str]:
+        if sha not in objects or objects[sha][0] != b"tree" or depth > 64:
+            missing.append(sha)
+            return {}
+        files: dict[str, str] = {}
+        for mode, name, child in _parse_tree(objects[sha][1]):
+            if mode.startswith("4"):
+                files.update(flatten(child, f"{prefix}{name}/", depth + 1))
+            elif mode.startswith("16"):
+                continue  # a submodule's commit lives in another repository
+            else:
+                if child not in objects:
+                    missing.append(child)
+                files[prefix + name] = child
+        return files
+
+    while todo:
+        sha = todo.pop()
+        if sha in seen:
+            continue
+        seen.add(sha)
+        if sha not in objects:
+            missing.append(sha)
+            continue
+        kind, content = objects[sha]
+        if kind == b"commit":
+            head, _, message = content.partition(b"\n\n")
+            tree, parents, author_time = "", [], ""
+            for line in head.split(b"\n"):
+                key, _, rest = line.partition(b" ")
+                if key == b"tree":
+                    tree = rest.decode()
+                elif key == b"parent":
+                    parents.append(rest.decode())
+                elif key == b"author":
+                    author_time = rest.rsplit(b" ", 2)[-2].decode() if rest.count(b" ") >= 2 else ""
+            if tree not in trees:
+                trees[tree] = flatten(tree, "")
+            history.commits[sha] = {"message": message.decode("utf-8", "replace").strip(), "author_time": author_time, "tree": trees[tree]}
+            todo += parents
+        elif kind == b"tag":
+            m = re.match(rb"object ([0-9a-f]{40})", content)
+            if m:
+                todo.append(m.group(1).decode())
+        elif kind == b"tree":
+            flatten(sha, "")
+    if missing:
+        history.state = HISTORY_CORRUPT
+        history.reason = f"missing objects: {', '.join(sorted(set(missing))[:5])}"
+    history.blobs = {sha: content for sha, (kind, content) in objects.items() if kind == b"blob"}
+    return history
