@@ -1,0 +1,97 @@
+"""The command-line tool: evaluate, report, show a task, score a reply, run the ladder, serve.
+
+One module per subcommand, named after it, each with `add(commands)` registering its parser
+and the function it runs; `common.py` holds what several share.
+
+    redaction-pressure eval [--policy NAME | --model M --base-url URL --api-key-var VAR]
+    redaction-pressure report RUN_DIR [RUN_DIR ...] -o FILE.html
+    redaction-pressure show SPLIT INDEX
+    redaction-pressure score FILE --split dev [--index N] [--json]
+    redaction-pressure baselines --split dev [--difficulty LEVEL] [--policy NAME ...] [--json]
+    redaction-pressure export SPLIT --out PATH
+    redaction-pressure serve --policy NAME [--port N]
+    redaction-pressure serve-env [--port N] [--workers N | --elastic --max-workers N]
+
+Results go to stdout, progress and errors to stderr. Exit codes: 0 done; 1 the command
+could not complete (a missing file, the private secret unset, an existing output
+folder); 2 the command line is wrong (unknown option, index outside the split, train
+without --size, exporting private_eval). Every report names the split and its
+commitment, so dev figures are never mistaken for private ones. The tool does not
+import verifiers (`eval` runs vf-eval as a subprocess; `serve-env` imports it on demand).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from redaction_pressure import splits
+from redaction_pressure.cli import (
+    baselines,
+    common,
+    eval,
+    export,
+    report,
+    score,
+    serve,
+    show,
+)
+from redaction_pressure.cli.common import PROG, UsageError
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    _stop_scan_workers_on_signals()
+    out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+    err = Console(file=sys.stderr, highlight=False)
+    try:
+        return args.run(args, out, err)
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except (splits.SplitError, OSError, ValueError, RuntimeError) as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _stop_scan_workers_on_signals() -> None:
+    """SIGTERM and SIGINT kill this process's scan workers at once, then end the command (143 / 130).
+
+    Commands that serve (serve, serve-env) install their own handlers over these.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return  # main() called from a thread (tests, embedding): signals are not ours to take
+
+    def stop(signum: int, frame: object) -> None:
+        pool = sys.modules.get("redaction_pressure.pool")
+        if pool is not None:
+            pool.kill_all_workers()
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, stop)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Inspect, score and benchmark redaction-pressure tasks without a model.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {common.version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in (show, score, baselines, export, serve, eval, report):
+        command.add(commands)
+    return parser

@@ -1,0 +1,129 @@
+"""What several subcommands share: names, usage errors, task selection, ports, the report's rendering."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress
+
+from redaction_pressure import splits
+from redaction_pressure.api import (
+    DEFAULT_HIDDEN,
+    DEFAULT_SHOWN,
+    RedactionTask,
+    load_task,
+)
+from redaction_pressure.corpus import DEFAULT_DIFFICULTY, DIFFICULTIES
+
+PROG = "redaction-pressure"
+TASKSET = "redaction-pressure"
+AUDIT_TASKSET = "secrets-audit"
+
+
+class UsageError(Exception):
+    """The command line asks for something that does not exist or is not allowed."""
+
+
+def version() -> str:
+    """The installed distribution's version (the core distribution, or the environment wheel)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    for name in ("redaction-pressure-core", "redaction-pressure"):
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            continue
+    return "unknown"
+
+
+def check_port_free(port: int) -> None:
+    """Fail with one line naming the port when something already listens on 127.0.0.1:port."""
+    import errno
+    import socket
+
+    if port == 0:
+        return
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        probe.bind(("127.0.0.1", port))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise OSError(f"port {port} on 127.0.0.1 is already in use; choose another with --port (0 picks a free one)") from None
+        raise OSError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+    finally:
+        probe.close()
+
+
+def port(text: str) -> int:
+    """A TCP port on 127.0.0.1: 0 (any free one) to 65535."""
+    port = int(text)
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 65535 (got {port})")
+    return port
+
+
+def prompt_policy_names() -> list[str]:
+    from redaction_pressure.policies.prompted import PROMPT_POLICIES
+
+    return list(PROMPT_POLICIES)
+
+
+def report_modules():
+    try:
+        from redaction_pressure.report import render, runs
+    except ImportError as exc:
+        raise UsageError(
+            f"the report needs the 'report' extra ({exc.name} is missing): "
+            "pip install 'redaction-pressure[report]' or uv sync --extra report"
+        ) from None
+    return render, runs
+
+
+def write_report(render, found: list, output: Path, err: Console) -> Path:
+    """Render the report with a progress bar over the episodes it marks."""
+    total = sum(len(run.episodes) for run in found)
+    with Progress(console=err, transient=True, disable=not err.is_terminal) as bar:
+        job = bar.add_task("marking episodes for the report", total=total)
+        return render.write(found, output, progress=lambda: bar.advance(job))
+
+
+def sizes(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--shown", type=int, default=DEFAULT_SHOWN, help=f"records shown in the prompt (default {DEFAULT_SHOWN})")
+    parser.add_argument("--hidden", type=int, default=DEFAULT_HIDDEN, help=f"unseen records scored (default {DEFAULT_HIDDEN})")
+    difficulty(parser)
+
+
+def difficulty(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--difficulty", choices=DIFFICULTIES, default=DEFAULT_DIFFICULTY, metavar="LEVEL",
+                        help=f"corpus level: {', '.join(DIFFICULTIES)} (default {DEFAULT_DIFFICULTY})")  # fmt: skip
+
+
+def indices(split: str, size: int | None) -> range:
+    if size is not None and size < 1:
+        raise UsageError(f"--size must be positive, got {size}")
+    if split == "train" and size is None:
+        raise UsageError("train is unbounded: pass --size N")
+    if split == "dev" and size is not None and size > splits.DEV_SIZE:
+        raise UsageError(f"dev has {splits.DEV_SIZE} tasks; --size {size} is too large")
+    return range(size if size is not None else splits.DEV_SIZE)
+
+
+def task(split: str, index: int, args: argparse.Namespace) -> RedactionTask:
+    try:
+        splits.check_index(split, index)
+    except splits.SplitError as exc:
+        raise UsageError(str(exc)) from None
+    return load_task(split, index, shown=args.shown, hidden=args.hidden, difficulty=args.difficulty)
+
+
+def tasks(args: argparse.Namespace) -> list[RedactionTask]:
+    chosen = [args.index] if getattr(args, "index", None) is not None else indices(args.split, args.size)
+    return [task(args.split, index, args) for index in chosen]
+
+
+def banner(split: str, count: int, difficulty: str = DEFAULT_DIFFICULTY) -> str:
+    level = "" if difficulty == DEFAULT_DIFFICULTY else f" ({difficulty})"
+    return f"split {split}{level}, commitment {splits.commitment(split, difficulty)}, {count} task(s)"

@@ -1,0 +1,152 @@
+"""`eval`: the real vf-eval on a split against a built-in policy or an endpoint, then the run's report."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress
+
+from redaction_pressure import splits
+from redaction_pressure.cli import common, serve
+
+AUDIT_POLICIES = ("baseline",)
+"""Built-in secrets-audit agents: the scripted baseline (`audit.agent`) answering as a tool-calling model."""
+
+
+def add(commands) -> None:
+    evaluate = commands.add_parser(
+        "eval",
+        help="run vf-eval on a split (built-in policy model or a real endpoint) and render its report",
+        description="Run the real vf-eval on the split's tasks and write the run folder plus report.html. "
+        "Without --base-url the model is a prompt-only policy served on 127.0.0.1 by this command "
+        "(no key, no network); with --model/--base-url/--api-key-var it evaluates that endpoint.",
+    )
+    evaluate.add_argument("--taskset", choices=(common.TASKSET, common.AUDIT_TASKSET), default=common.TASKSET,
+                          help=f"the taskset to run (default {common.TASKSET}; {common.AUDIT_TASKSET} is the multi-turn repository audit)")  # fmt: skip
+    evaluate.add_argument("--policy", metavar="NAME",
+                          help="built-in model: one of " + ", ".join(common.prompt_policy_names()) + " (default induction); "
+                          f"for {common.AUDIT_TASKSET} one of " + ", ".join(AUDIT_POLICIES) + " (default baseline)")  # fmt: skip
+    evaluate.add_argument("--model", help="model name sent to --base-url (default: the policy's name)")
+    evaluate.add_argument("--base-url", help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
+    evaluate.add_argument("--api-key-var", help="environment variable holding the endpoint's key")
+    evaluate.add_argument("--split", choices=splits.SPLITS, default="dev")
+    common.difficulty(evaluate)
+    evaluate.add_argument("-n", "--num-tasks", type=int, help="tasks to run (default: all 64 of dev; required for train)")
+    evaluate.add_argument("-c", "--max-concurrent", type=int, help="episodes in flight (vf-eval's -c; default vf-eval's)")
+    evaluate.add_argument("-o", "--output", type=Path, default=Path("outputs"), help="folder of runs, as vf-eval's -o (default ./outputs)")
+    evaluate.set_defaults(run=run)
+
+
+def audit_answer(name: str):
+    """A tool-calling endpoint's answer function: the built-in secrets-audit agent `name`."""
+    from redaction_pressure.audit import agent
+
+    if name not in AUDIT_POLICIES:
+        raise common.UsageError(f"unknown {common.AUDIT_TASKSET} policy {name!r}; choose one of {', '.join(AUDIT_POLICIES)}")
+    return agent.answer
+
+
+def run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    import os
+
+    from redaction_pressure import evaluate
+
+    render, runs = common.report_modules()
+    audit = args.taskset == common.AUDIT_TASKSET
+    if args.policy is None:
+        args.policy = "baseline" if audit else "induction"
+    if audit and args.policy not in AUDIT_POLICIES and args.base_url is None:
+        raise common.UsageError(f"unknown {common.AUDIT_TASKSET} policy {args.policy!r}; choose one of {', '.join(AUDIT_POLICIES)}")
+    if audit and args.difficulty != common.DEFAULT_DIFFICULTY:
+        raise common.UsageError(f"--difficulty is a {common.TASKSET} option; {common.AUDIT_TASKSET} has one level")
+    if args.split == "train" and args.num_tasks is None:
+        raise common.UsageError("train is unbounded: give -n/--num-tasks")
+    size = split_size(args.split, args.taskset)
+    tasks = args.num_tasks if args.num_tasks is not None else split_size("dev", args.taskset)
+    if tasks < 1:
+        raise common.UsageError("-n/--num-tasks must be at least 1")
+    if size is not None and tasks > size:
+        raise common.UsageError(f"{args.split} has {size} tasks; -n {tasks} is more than the split holds")
+    if args.base_url is None and (args.model or args.api_key_var):
+        raise common.UsageError("--model and --api-key-var name a real endpoint: give --base-url too")
+    if args.base_url is not None and not (args.model and args.api_key_var):
+        raise common.UsageError("--base-url needs --model and --api-key-var")
+    if args.split == "private_eval":
+        splits.commitment(args.split)  # fail now, by name, when the secret is missing
+    env = dict(os.environ)
+    with model_endpoint(args, env) as endpoint:
+        err.print(f"vf-eval {args.taskset}: {tasks} {args.split} task(s), model {endpoint.model} at {endpoint.base_url}")
+        with Progress(console=err, transient=False) as bar:
+            job = bar.add_task("episodes scored", total=tasks)
+            run_dir = evaluate.run_eval(
+                endpoint, split=args.split, tasks=tasks, output=args.output,
+                concurrency=args.max_concurrent, progress=lambda done, _: bar.update(job, completed=done), env=env,
+                taskset=args.taskset, difficulty=args.difficulty,
+            )  # fmt: skip
+    run = runs.load_run(run_dir / runs.TRACES_FILE)
+    report = common.write_report(render, [run], run_dir / evaluate.REPORT_FILE, err)
+    print(f"run folder: {run_dir}")
+    print(f"report: {report}")
+    line, failed = eval_summary(run, args.split)
+    print(line)
+    if failed:
+        print(f"{common.PROG}: error: {failed}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def eval_summary(run, split: str) -> tuple[str, str]:
+    """The closing line of `eval`, and the error when episodes errored ("" when none did).
+
+    Errored episodes (provider errors, timeouts, harness errors) are not scores: the mean
+    is over the scored ones, and the errored ones are counted and named."""
+    scored = [episode.reward for episode in run.episodes if not episode.errored]
+    errored = [episode for episode in run.episodes if episode.errored]
+    commitment = run.identity.get("split_commitment", "unknown")
+    total = len(run.episodes)
+    if scored:
+        line = (f"{len(scored)} episode(s) scored, mean reward {sum(scored) / len(scored):.3f} on {split} "
+                f"(commitment {commitment})")  # fmt: skip
+    else:
+        line = f"no episode scored on {split} (commitment {commitment})"
+    if not errored:
+        return line, ""
+    reasons: dict[str, int] = {}
+    for episode in errored:
+        reasons[episode.error] = reasons.get(episode.error, 0) + 1
+    named = "; ".join(reason + (f" (× {count})" if count > 1 else "") for reason, count in reasons.items())
+    return line, f"{len(errored)} of {total} episodes errored: {named}"
+
+
+def split_size(split: str, taskset: str = common.TASKSET) -> int | None:
+    """How many tasks the split holds (None: as many as anyone asks for)."""
+    if split == "dev":
+        if taskset == common.AUDIT_TASKSET:
+            from redaction_pressure.audit import splits as audit_splits
+
+            return audit_splits.DEV_SIZE
+        return splits.DEV_SIZE
+    if taskset == common.AUDIT_TASKSET:
+        return None  # the audit taskset's loader checks its own train and private_eval bounds
+    limit = {"train": splits.TRAIN_MAX_INDEX, "private_eval": splits.PRIVATE_MAX_INDEX}.get(split)
+    return limit
+
+
+@contextlib.contextmanager
+def model_endpoint(args: argparse.Namespace, env: dict[str, str]):
+    """The endpoint to evaluate: the given one, or a policy served here for the run's length."""
+    from redaction_pressure.evaluate import LOCAL_KEY_VAR, Endpoint
+
+    if args.base_url is not None:
+        yield Endpoint(model=args.model, base_url=args.base_url, api_key_var=args.api_key_var)
+        return
+    from redaction_pressure.endpoint import ChatServer
+
+    answer = audit_answer(args.policy) if args.taskset == common.AUDIT_TASKSET else serve.policy_answer(args.policy)
+    with ChatServer(answer, port=0, model=args.policy) as server:
+        env[LOCAL_KEY_VAR] = "local-endpoint-needs-no-key"
+        yield Endpoint(model=args.policy, base_url=server.url, api_key_var=LOCAL_KEY_VAR)
