@@ -122,6 +122,24 @@ class TestFairnessAtEveryLevel(unittest.TestCase):
                     self.assertEqual(failures, [])
 
 
+    def test_no_hidden_secret_sits_where_the_shown_records_hold_only_public_values(self):
+        """The mirror of the decoy test: no hidden secret sits at a (family, section, key) where the
+        shown records hold non-secrets and no secret; a section no shown record uses (a further
+        service of a repeated config) is read by the shown exception, not guessed against it."""
+        for level in DIFFICULTIES:
+            for task in level_tasks(level):
+                secret_places = {signature(r, s) for r in task.shown for s in r.secrets}
+                decoy_places = {signature(r, s) for r in task.shown for s in r.decoys}
+                failures = [
+                    f"hidden record {n}: {span.kind} ({span.slot}) at {signature(record, span)}"
+                    for n, record in enumerate(task.hidden)
+                    for span in record.secrets
+                    if signature(record, span) in decoy_places - secret_places
+                ]
+                with self.subTest(level=level, task=task.index):
+                    self.assertEqual(failures, [])
+
+
 class TestHardLevel(unittest.TestCase):
     def test_a_key_is_secret_in_one_section_and_public_in_another(self):
         """On at least half the hard dev tasks one key holds, in the secret's shape, a secret in one
