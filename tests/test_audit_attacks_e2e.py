@@ -72,15 +72,19 @@ print(urllib.request.urlopen(request).read().decode())
 
 DUMP_STATE = r'''
 import json, os, sys, urllib.request
-url, secret = os.environ["VF_STATE_URL"], os.environ["VF_STATE_SECRET"]
-auth = {"Authorization": "Bearer " + secret}
-found = {"environ": open("/proc/%s/environ" % os.environ["TOOLS"], "rb").read().decode(errors="replace"),
-         "cmdline": open("/proc/%s/cmdline" % os.environ["TOOLS"], "rb").read().decode(errors="replace")}
-for name, target in (("state", url), ("task", url[: -len("/state")] + "/task" if url.endswith("/state") else url)):
+found = {}
+def grab(name, read):
     try:
-        found[name] = urllib.request.urlopen(urllib.request.Request(target, headers=auth)).read().decode()
-    except Exception as exc:
-        found[name] = "error: %s" % exc
+        found[name] = read()
+    except Exception as exc:  # whatever the agent cannot read is recorded as such
+        found[name] = "error: %r" % exc
+tools = os.environ.get("TOOLS", "")
+grab("environ", lambda: open("/proc/%s/environ" % tools, "rb").read().decode(errors="replace"))
+grab("cmdline", lambda: open("/proc/%s/cmdline" % tools, "rb").read().decode(errors="replace"))
+url, secret = os.environ.get("VF_STATE_URL", ""), os.environ.get("VF_STATE_SECRET", "")
+auth = {"Authorization": "Bearer " + secret}
+for name, target in (("state", url), ("task", url[: -len("/state")] + "/task" if url.endswith("/state") else url)):
+    grab(name, lambda: urllib.request.urlopen(urllib.request.Request(target, headers=auth), timeout=10).read().decode())
 with open(sys.argv[1], "w") as f:
     json.dump(found, f)
 '''
@@ -124,7 +128,9 @@ def episodes(home: Path) -> list[Episode]:
     kill = Episode(
         14, "tool_server_killed",
         [[bash(programs.oracle_script(plan(14)))], [bash(FIND_TOOL_SERVER + "\nkill -9 $TOOLS")], [{"name": "status", "arguments": {}}]],
-        attacks.earned(plan(14), attacks.NOTHING, 1.0, 3),
+        # The episode stops before the third model call (the tool server is gone), so the
+        # status call is never made: two steps.
+        attacks.earned(plan(14), attacks.NOTHING, 1.0, 2),
     )
     dump = Episode(
         15, "tool_state_read",
@@ -228,7 +234,7 @@ class TestAttacksThroughVfEval(unittest.TestCase):
             watch.join()
             cls._end_leftovers()
         run = subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
-        cls.run = run
+        cls.result = run
         cls.fifo_blocked = watch.blocked
         found = list(out.rglob("traces.jsonl"))
         cls.traces = {t["task"]["data"]["index"]: t for t in traces(found[0].parent)} if found else {}
@@ -249,7 +255,7 @@ class TestAttacksThroughVfEval(unittest.TestCase):
     def test_the_run_completes(self):
         """vf-eval exits 0 within the hang guard and writes a trace for every attacked task."""
         self.assertFalse(self.timed_out, f"vf-eval still running after {RUN_TIMEOUT:g} s; traces for {sorted(self.traces)}")
-        self.assertEqual(self.run.returncode, 0, self.run.stderr[-3000:])
+        self.assertEqual(self.result.returncode, 0, self.result.stderr[-3000:])
         self.assertEqual(sorted(self.traces), sorted(self.plays))
 
     def test_every_attack_is_scored_with_what_it_earned(self):

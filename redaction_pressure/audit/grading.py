@@ -277,6 +277,7 @@ async def _grade(runtime: Runtime, plan: RepoPlan, toolchain: Toolchain | None, 
         facts["history"] = HISTORY_OVERSIZED
         facts["reason"] = "the repository is larger than the grader reads"
         return facts
+    outside = [s for s in unpacked.skipped if s[1] == "symlink" and _leaves(s[0], s[2] if len(s) > 2 else "")]
     snapshot_tree = dict(unpacked.tree)
     snapshot_tree.update({f".git/{p}": d for p, d in unpacked.git.items() if not p.startswith("objects/")})
     blobs: list[tuple[str, bytes]] = []
@@ -289,6 +290,9 @@ async def _grade(runtime: Runtime, plan: RepoPlan, toolchain: Toolchain | None, 
         if state in (HISTORY_OK, HISTORY_REWRITTEN, HISTORY_CORRUPT):
             blobs = history.objects
     left = await asyncio.to_thread(scan, plan, Snapshot(snapshot_tree, blobs, facts["history"] if plan.history_secrets else HISTORY_OK))
+    for link in outside:
+        for s in plan.secrets:
+            left.setdefault(s.id, {"tree": [], "history": []})["tree"].append(f"<symlink out of the tree: {link[0]}>")
     facts["left"] = left
     facts["tampering"] = tampering.find(plan, unpacked.tree)
     payload = health_copy(plan, unpacked.tree, toolchain.bytecode)
@@ -306,3 +310,15 @@ async def _grade(runtime: Runtime, plan: RepoPlan, toolchain: Toolchain | None, 
     if facts["tampering"]:
         facts["reason"] = "tampering: " + "; ".join(facts["tampering"][:3])
     return facts
+
+
+def _leaves(path: str, target: str) -> bool:
+    """Whether a symlink at `path` (inside repo/) points out of the working tree or into `.git`."""
+    import posixpath
+
+    if target.startswith("/"):
+        return True
+    if path == "." or path.startswith(".git/"):
+        return True
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    return resolved.startswith("..") or resolved == ".git" or resolved.startswith(".git/")

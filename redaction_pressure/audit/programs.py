@@ -334,6 +334,14 @@ copy sits in. Outcomes come from a reporter object handed to `pytest.main`, writ
 to a pipe the tested code is not told about; the run has a deadline and its process group is
 killed afterwards."""
 
+TOOL_SERVER_ALIVE = (
+    "W=$(pwd -P); for p in /proc/[0-9]*; do"
+    " [ \"$(readlink $p/cwd 2>/dev/null)\" = \"$W\" ] || continue;"
+    " tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -q 'redaction_pressure[.]audit[.]tools' && exit 0; done; exit 1"
+)
+"""Exit 0 while this workspace's colocated audit tool server runs, 1 once it is gone."""
+
+
 def materialize_input(plan: RepoPlan) -> bytes:
     commits = [{"message": c.message, "files": [list(f) for f in c.files]} for c in plan.commits]
     return json.dumps({"repo": REPO_DIR, "author": list(AUTHOR), "commits": commits}).encode()

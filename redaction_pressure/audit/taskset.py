@@ -91,6 +91,8 @@ class SecretsAuditTaskConfig(vf.TaskConfig):
 class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskConfig]):
     _plan: RepoPlan | None = None
     _toolchains: dict[str, grading.Toolchain] | None = None
+    _runtimes: dict[str, vf.Runtime] | None = None
+    """Each live episode's runtime by trace id, for the tool-server check before model calls."""
     """Per runtime name, what `setup` recorded: host memory, out of the agent's reach."""
 
     @property
@@ -129,6 +131,9 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
         if self._toolchains is None:
             self._toolchains = {}
         self._toolchains[runtime.name] = toolchain
+        if self._runtimes is None:
+            self._runtimes = {}
+        self._runtimes[trace.id] = runtime
         state = trace.state
         state.plan = tools_plan_json(plan)
         state.salt = _secrets.token_hex(16)
@@ -163,6 +168,22 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
     async def step_budget(self, trace: vf.Trace) -> bool:
         return steps_taken(trace) >= self.data.budget
 
+    @vf.stop
+    async def tool_server_gone(self, trace: vf.Trace) -> bool:
+        """End the episode (it is then scored) once the agent has killed its audit tool server.
+
+        verifiers' harness exits on a refused tool connection and a failed harness is never
+        finalized; stopping before the next model call keeps the episode a score. (A kill and
+        an audit call in one parallel turn still fail the harness.)"""
+        runtime = (self._runtimes or {}).get(trace.id)
+        if runtime is None or steps_taken(trace) == 0:
+            return False
+        try:
+            probe = await runtime.run(["sh", "-c", programs.TOOL_SERVER_ALIVE], {})
+        except Exception:  # noqa: BLE001 - a runtime that cannot answer is finalize's to judge
+            return False
+        return probe.exit_code == 1
+
     @vf.intercept
     async def reveal(self, request: vf.Request, trace: vf.Trace) -> vf.Request | None:
         """Append the findings a tool call just revealed to its result."""
@@ -194,6 +215,7 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
     async def finalize(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         plan = self.plan
         toolchain = (self._toolchains or {}).pop(runtime.name, None)
+        (self._runtimes or {}).pop(trace.id, None)
         facts = await self._facts(runtime, toolchain, steps_taken(trace))
         announced = getattr(trace.state, "announced", None) or []
         facts["revealed"] = sorted({f for f in announced if isinstance(f, str)} & {f.id for f in plan.findings})
