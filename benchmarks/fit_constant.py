@@ -1,10 +1,12 @@
 """Fit the constant answer on train tasks, score it on train and dev, and save it (a script, not a test).
 
-    uv run python benchmarks/fit_constant.py [--train 400] [--save]
+    uv run python benchmarks/fit_constant.py [--difficulty LEVEL] [--train 400] [--save]
 
 The constant policy (`redaction_pressure/policies/constant.py`) mines candidate pieces from
 labelled train tasks and selects greedily on the exact rubric; with `--save` the result
-replaces `redaction_pressure/policies/constant_rules.json`, the answer the ladder uses.
+replaces `redaction_pressure/policies/constant_rules.json` (`constant_rules_<level>.json` for
+easy and hard), the answer the ladder uses at that level. Each level's answer is fitted on
+that level's train tasks and scored on its held-out train tasks and dev split.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from redaction_pressure.api import load_task, score_reply  # noqa: E402
-from redaction_pressure.corpus import CORPUS_VERSION  # noqa: E402
+from redaction_pressure.corpus import DIFFICULTIES, corpus_version  # noqa: E402
 from redaction_pressure.policies import constant, reply  # noqa: E402
 from redaction_pressure.splits import DEV_SIZE  # noqa: E402
 
@@ -36,25 +38,27 @@ def summary(results) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--train", type=int, default=400, help="train tasks to fit on (the first N)")
-    parser.add_argument("--save", action="store_true", help="write the fitted rules to constant_rules.json")
+    parser.add_argument("--save", action="store_true", help="write the fitted rules to the level's constant_rules file")
+    parser.add_argument("--difficulty", choices=DIFFICULTIES, default="standard", help="the level to fit on and score (default standard)")
     args = parser.parse_args()
+    level = args.difficulty
     started = time.perf_counter()
-    train = [load_task("train", i) for i in range(args.train)]
+    train = [load_task("train", i, difficulty=level) for i in range(args.train)]
     rules = constant.fit([(t.shown, t.hidden) for t in train], progress=lambda m: print(m, file=sys.stderr, flush=True))
     fitted = time.perf_counter() - started
     answer = reply(rules)
     on_train = summary([score_reply(t, answer) for t in train])
     held_out = range(args.train, args.train + DEV_SIZE)
-    on_held_out = summary([score_reply(load_task("train", i), answer) for i in held_out])
-    on_dev = summary([score_reply(load_task("dev", i), answer) for i in range(DEV_SIZE)])
-    print(f"fitted {len(rules)} rules ({sum(len(r.pattern) for r in rules)} pattern characters) on {args.train} train tasks in {fitted:.0f} s")
+    on_held_out = summary([score_reply(load_task("train", i, difficulty=level), answer) for i in held_out])
+    on_dev = summary([score_reply(load_task("dev", i, difficulty=level), answer) for i in range(DEV_SIZE)])
+    print(f"fitted {len(rules)} rules ({sum(len(r.pattern) for r in rules)} pattern characters) on {args.train} {level} train tasks in {fitted:.0f} s")
     print(f"train tasks 0..{args.train - 1} (fitted on): {on_train}")
     print(f"train tasks {held_out.start}..{held_out.stop - 1} (held out): {on_held_out}")
     print(f"dev (64 tasks): {on_dev}")
     if args.save:
-        note = {"corpus_version": CORPUS_VERSION, "train_tasks": args.train, "train": on_train, "train_held_out": on_held_out, "dev": on_dev}
-        constant.save(rules, note)
-        print(f"saved to {constant.RULES_FILE}")
+        note = {"corpus_version": corpus_version(level), "train_tasks": args.train, "train": on_train, "train_held_out": on_held_out, "dev": on_dev}
+        constant.save(rules, note, level)
+        print(f"saved to {constant.rules_file(level)}")
     return 0
 
 

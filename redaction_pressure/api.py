@@ -11,6 +11,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from redaction_pressure import splits
+from redaction_pressure.corpus import DEFAULT_DIFFICULTY, DIFFICULTIES
 from redaction_pressure.identity import identity
 from redaction_pressure.prompt import SYSTEM_PROMPT, user_prompt
 from redaction_pressure.scanner import DEFAULT_BUDGET, Budget
@@ -48,6 +49,7 @@ class RedactionTask(BaseModel):
     shown: tuple[Record, ...]
     hidden: tuple[Record, ...]
     identity: dict[str, str]
+    difficulty: str = DEFAULT_DIFFICULTY
 
 
 def check_sizes(shown: int, hidden: int) -> None:
@@ -58,18 +60,27 @@ def check_sizes(shown: int, hidden: int) -> None:
 
 
 def load_task(
-    split: str, index: int, *, shown: int = DEFAULT_SHOWN, hidden: int = DEFAULT_HIDDEN
+    split: str,
+    index: int,
+    *,
+    shown: int = DEFAULT_SHOWN,
+    hidden: int = DEFAULT_HIDDEN,
+    difficulty: str = DEFAULT_DIFFICULTY,
 ) -> RedactionTask:
-    """Build task `index` of `split`; private_eval reads REDACTION_PRESSURE_PRIVATE_SEED."""
+    """Build task `index` of `split` at `difficulty` (easy, standard, hard); private_eval
+    reads REDACTION_PRESSURE_PRIVATE_SEED."""
     check_sizes(shown, hidden)
-    records = records_for(splits.seed_for(split, index), shown, hidden)
+    if difficulty not in DIFFICULTIES:
+        raise ValueError(f"unknown difficulty {difficulty!r}; choose one of {', '.join(DIFFICULTIES)}")
+    records = records_for(splits.seed_for(split, index, difficulty), shown, hidden)
     return RedactionTask(
         split=split,
         index=index,
         prompt=Prompt(system=SYSTEM_PROMPT, user=user_prompt(records[:shown], hidden)),
         shown=records[:shown],
         hidden=records[shown:],
-        identity=identity(split, splits.commitment(split)),
+        identity=identity(split, splits.commitment(split, difficulty), difficulty),
+        difficulty=difficulty,
     )
 
 

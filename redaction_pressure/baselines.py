@@ -51,7 +51,8 @@ def _scanner() -> tuple[Rule, ...]:
 LADDER: tuple[Policy, ...] = (
     Policy("oracle", "rules built from the hidden secrets (the ceiling)", lambda t: policies.oracle_rules(t.hidden)),
     Policy("induction", "rules induced from the prompt alone: each listed secret's key context and value class, guarded against the look-alikes beside it", lambda t: policies.induction_rules(t.prompt.user)),
-    Policy("constant", "one answer fitted on train tasks (mined contexts, shapes, key words), the same for every task", lambda t: policies.constant_rules()),
+    Policy("constant", "one answer fitted on the level's train tasks (mined contexts, shapes, key words, sibling keys, shared prefixes), the same for every task", lambda t: policies.constant_rules(t.difficulty)),
+    Policy("copy", "copy the listed secrets' prefixes and key names: each prefix or key, plus the token after it", lambda t: policies.copy_rules(t.shown)),
     Policy("prefix", "one rule per key prefix seen in the prompt, plus the token after it", lambda t: policies.prefix_rules(t.shown)),
     Policy("after_separator", "every value of 8+ characters after = or : (quoted or not), and PEM blocks", lambda t: policies.after_separator_rules()),
     Policy("long_tokens", "every token of 20+ characters mixing upper case, lower case and digits, and PEM blocks", lambda t: policies.long_token_rules()),

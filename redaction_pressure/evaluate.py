@@ -51,9 +51,16 @@ def run_name(taskset: str, model: str) -> str:
 
 
 def vf_eval_command(
-    endpoint: Endpoint, split: str, tasks: int, output: Path, concurrency: int | None, taskset: str = TASKSET_ID
+    endpoint: Endpoint,
+    split: str,
+    tasks: int,
+    output: Path,
+    concurrency: int | None,
+    taskset: str = TASKSET_ID,
+    difficulty: str = "standard",
 ) -> list[str]:
-    """The vf-eval command line the README documents, for this endpoint, split and taskset."""
+    """The vf-eval command line the README documents, for this endpoint, split, taskset
+    and (redaction-pressure only) difficulty."""
     if concurrency is None and taskset == AUDIT_TASKSET_ID:
         concurrency = AUDIT_CONCURRENCY
     command = [
@@ -64,6 +71,8 @@ def vf_eval_command(
     ]  # fmt: skip
     if concurrency is not None:
         command += ["-c", str(concurrency)]
+    if difficulty != "standard":
+        command += ["--env.taskset.difficulty", difficulty]
     return command
 
 
@@ -77,12 +86,13 @@ def run_eval(
     progress: Callable[[int, int], None] = lambda done, total: None,
     env: dict[str, str] | None = None,
     taskset: str = TASKSET_ID,
+    difficulty: str = "standard",
 ) -> Path:
     """Run vf-eval and return the new run folder; `progress(done, total)` is called as it goes."""
     output.mkdir(parents=True, exist_ok=True)
     before = set(output.glob(f"*/{TRACES_FILE}"))
     log_path = output / f".{LOG_FILE}.{os.getpid()}"
-    command = vf_eval_command(endpoint, split, tasks, output, concurrency, taskset)
+    command = vf_eval_command(endpoint, split, tasks, output, concurrency, taskset, difficulty)
     run_dir: Path | None = None
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -14,7 +14,7 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
-from redaction_pressure.corpus import CORPUS_VERSION
+from redaction_pressure.corpus import DEFAULT_DIFFICULTY, corpus_version
 from redaction_pressure.rubric import REWARD_SCHEMA_VERSION
 
 ENVIRONMENT = "redaction-pressure"
@@ -45,12 +45,13 @@ def source_digest() -> str:
     return digest.hexdigest()
 
 
-def identity(split: str, commitment: str) -> dict[str, str]:
-    """The identity block recorded in task data and, recomputed, in `trace.info`."""
+def identity(split: str, commitment: str, difficulty: str = DEFAULT_DIFFICULTY) -> dict[str, str]:
+    """The identity block recorded in task data and, recomputed, in `trace.info`; its
+    `corpus_version` names the difficulty level (`3`, `3-easy`, `3-hard`)."""
     return {
         "name": ENVIRONMENT,
         "version": version(),
-        "corpus_version": CORPUS_VERSION,
+        "corpus_version": corpus_version(difficulty),
         "reward_schema_version": REWARD_SCHEMA_VERSION,
         "split": split,
         "split_commitment": commitment,

@@ -7,6 +7,10 @@
   HMAC-SHA256(key=secret, msg=PRIVATE_SEED_LABEL + b"\\x00" + decimal(i)), big-endian,
   with the top bit of 64 set, so a private seed can never equal a public one.
 
+Each difficulty level has its own seeds (the level's code above bit 64, see
+`corpus.levels`) and commitments (the level's name appended to what is hashed); the
+standard level's are the split's own.
+
 This module is the only reader of the secret (`REDACTION_PRESSURE_PRIVATE_SEED`). It
 never returns, logs or quotes it: callers see only derived seeds and the commitment
 SHA-256(COMMITMENT_LABEL + b"\\x00" + secret). A missing or short secret is an error
@@ -18,6 +22,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+
+from redaction_pressure.corpus.levels import DEFAULT as DEFAULT_DIFFICULTY
+from redaction_pressure.corpus.levels import LEVELS, level_seed
 
 SPLITS = ("train", "dev", "private_eval")
 DEV_SIZE = 64
@@ -66,14 +73,20 @@ def check_index(split: str, index: int) -> None:
         raise SplitError(f"{split} has tasks 0 to {limit - 1}; index {index} is outside")
 
 
-def seed_for(split: str, index: int) -> int:
-    """The corpus seed of task `index` of `split` (private_eval reads the secret)."""
+def seed_for(split: str, index: int, difficulty: str = DEFAULT_DIFFICULTY) -> int:
+    """The corpus seed of task `index` of `split` at `difficulty` (private_eval reads the secret).
+
+    A level's seed is the split's seed with the level's code above bit 64 (`corpus.levels`),
+    so the standard level's seeds are the split's own.
+    """
     check_index(split, index)
     if split == "train":
-        return TRAIN_SEED_BASE + index
-    if split == "dev":
-        return DEV_SEED_BASE + index
-    return private_seed(PRIVATE_SEED_LABEL, index)
+        base = TRAIN_SEED_BASE + index
+    elif split == "dev":
+        base = DEV_SEED_BASE + index
+    else:
+        base = private_seed(PRIVATE_SEED_LABEL, index)
+    return level_seed(base, difficulty)
 
 
 def private_seed(label: bytes, index: int) -> int:
@@ -87,11 +100,17 @@ def private_seed(label: bytes, index: int) -> int:
     return int.from_bytes(digest[:8], "big") | (1 << 63)
 
 
-def commitment(split: str) -> str:
-    """SHA-256 hex naming the split's seed source: the secret's for private_eval."""
+def commitment(split: str, difficulty: str = DEFAULT_DIFFICULTY) -> str:
+    """SHA-256 hex naming the split's seed source at `difficulty`: the secret's for private_eval.
+
+    The standard level's commitments are the split's own; another level's add its name.
+    """
     if split not in SPLITS:
         raise SplitError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+    if difficulty not in LEVELS:
+        raise SplitError(f"unknown difficulty {difficulty!r}; choose one of {', '.join(LEVELS)}")
+    suffix = "" if difficulty == DEFAULT_DIFFICULTY else f":{difficulty}"
     if split == "private_eval":
-        return hashlib.sha256(COMMITMENT_LABEL + b"\x00" + _secret()).hexdigest()
+        return hashlib.sha256(COMMITMENT_LABEL + b"\x00" + _secret() + suffix.encode()).hexdigest()
     base = TRAIN_SEED_BASE if split == "train" else DEV_SEED_BASE
-    return hashlib.sha256(f"{PUBLIC_COMMITMENT_LABEL}:{split}:{base}".encode()).hexdigest()
+    return hashlib.sha256(f"{PUBLIC_COMMITMENT_LABEL}:{split}:{base}{suffix}".encode()).hexdigest()

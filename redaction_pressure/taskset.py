@@ -37,7 +37,7 @@ from redaction_pressure.api import (
     prompt_digest,
     score_reply,
 )
-from redaction_pressure.corpus import CORPUS_VERSION
+from redaction_pressure.corpus import DEFAULT_DIFFICULTY, corpus_version
 from redaction_pressure.identity import identity
 from redaction_pressure.pool import (
     DEFAULT_CPU_SECONDS,
@@ -67,6 +67,8 @@ class RedactionPressureData(vf.TaskData):
     """How many unseen records the rules are scored on (M)."""
     environment: dict[str, str]
     """The identity block at load time: versions, split commitment, source digest."""
+    difficulty: str = DEFAULT_DIFFICULTY
+    """The corpus level the task was built at: easy, standard or hard."""
 
 
 class RedactionPressureTaskConfig(vf.TaskConfig):
@@ -93,7 +95,8 @@ class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPr
 
     @property
     def key(self) -> str:
-        return f"{self.data.split}-{self.data.index:05d}-k{self.data.shown_count}-m{self.data.hidden_count}"
+        level = "" if self.data.difficulty == DEFAULT_DIFFICULTY else f"{self.data.difficulty}-"
+        return f"{self.data.split}-{level}{self.data.index:05d}-k{self.data.shown_count}-m{self.data.hidden_count}"
 
     def runtime_env(self) -> dict[str, str]:
         # NOTE: the subprocess runtime hands the host environment to every process it starts
@@ -151,7 +154,7 @@ class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPr
     async def _score(self, trace: vf.Trace, reply: str) -> ScoreResult:
         data = self.data
         self._check_versions()
-        seed = splits.seed_for(data.split, data.index)
+        seed = splits.seed_for(data.split, data.index, data.difficulty)
         digest = prompt_digest(data.prompt_text)
 
         def run() -> ScoreResult:
@@ -165,7 +168,7 @@ class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPr
             result = await asyncio.to_thread(run)
         except PromptMismatch as exc:
             raise vf.TaskError(f"task {self.key}: {exc}") from None
-        trace.info["environment"] = identity(data.split, splits.commitment(data.split))
+        trace.info["environment"] = identity(data.split, splits.commitment(data.split, data.difficulty), data.difficulty)
         trace.info["redaction_errors"] = [error.to_dict() for error in result.errors]
         trace.info["task_seed"] = seed
         return result
@@ -173,12 +176,13 @@ class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPr
     def _check_versions(self) -> None:
         data = self.data
         loaded = data.environment.get("corpus_version")
-        if loaded != CORPUS_VERSION:
+        expected = corpus_version(data.difficulty)
+        if loaded != expected:
             raise vf.TaskError(
                 f"task {self.key} was built with corpus version {loaded}; this package "
-                f"generates corpus version {CORPUS_VERSION}, so its hidden records differ"
+                f"generates corpus version {expected}, so its hidden records differ"
             )
-        if data.environment.get("split_commitment") != splits.commitment(data.split):
+        if data.environment.get("split_commitment") != splits.commitment(data.split, data.difficulty):
             raise vf.TaskError(
                 f"task {self.key} was built under another {data.split} split commitment "
                 "(for private_eval: another secret); it cannot be scored here"
@@ -188,7 +192,7 @@ class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPr
         """The task behind this data, checked against what the model was shown."""
         self._check_versions()
         data = self.data
-        task = load_task(data.split, data.index, shown=data.shown_count, hidden=data.hidden_count)
+        task = load_task(data.split, data.index, shown=data.shown_count, hidden=data.hidden_count, difficulty=data.difficulty)
         if task.prompt.user != data.prompt_text:
             raise vf.TaskError(f"task {self.key}: the regenerated prompt differs from the task data")
         return task
@@ -203,6 +207,8 @@ class RedactionPressureConfig(vf.TasksetConfig):
     """Unseen records the rules are scored on (M)."""
     size: int | None = None
     """Number of tasks; default 64 for dev and private_eval, unbounded for train."""
+    difficulty: Literal["easy", "standard", "hard"] = DEFAULT_DIFFICULTY
+    """Corpus level: easy (a start for small models), standard, or hard (conventions that vary by section)."""
     task: RedactionPressureTaskConfig = RedactionPressureTaskConfig()
     """Scoring knobs passed to each task, under `--env.taskset.task.*` (the scan pool)."""
 
@@ -223,7 +229,7 @@ class RedactionPressureTaskset(vf.Taskset[RedactionPressureTask, RedactionPressu
     def __init__(self, config: RedactionPressureConfig) -> None:
         super().__init__(config)
         self.INFINITE = config.split == "train" and config.size is None
-        splits.commitment(config.split)  # private_eval without its secret fails here, by name
+        splits.commitment(config.split, config.difficulty)  # private_eval without its secret fails here, by name
         # NOTE: a non-default harness (bash) gives the model a shell that can read
         # /proc/<pid>/environ of this process; see redaction_pressure/seal.py.
         scrub_initial_environ(splits.PRIVATE_ENV)
@@ -235,11 +241,12 @@ class RedactionPressureTaskset(vf.Taskset[RedactionPressureTask, RedactionPressu
             size = splits.DEV_SIZE
         indices = itertools.count() if size is None else range(size)
         for index in indices:
-            task = load_task(config.split, index, shown=config.shown, hidden=config.hidden)
+            task = load_task(config.split, index, shown=config.shown, hidden=config.hidden, difficulty=config.difficulty)
+            name = f"{task.split}-{index:05d}" if config.difficulty == DEFAULT_DIFFICULTY else f"{task.split}-{config.difficulty}-{index:05d}"
             yield RedactionPressureTask(
                 RedactionPressureData(
-                    id=f"{task.split}-{index:05d}",
-                    name=f"{task.split}-{index:05d}",
+                    id=name,
+                    name=name,
                     prompt=task.prompt.user,
                     system_prompt=task.prompt.system,
                     split=task.split,
@@ -247,6 +254,7 @@ class RedactionPressureTaskset(vf.Taskset[RedactionPressureTask, RedactionPressu
                     shown_count=config.shown,
                     hidden_count=config.hidden,
                     environment=task.identity,
+                    difficulty=config.difficulty,
                 ),
                 config.task,
             )

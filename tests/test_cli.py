@@ -125,10 +125,26 @@ class TestBaselinesCommand(unittest.TestCase):
         self.assertEqual((data["split"], data["tasks"]), ("dev", 4))
         rows = {row["policy"]: row for row in data["ladder"]}
         self.assertEqual(set(rows), {
-            "oracle", "induction", "constant", "prefix", "after_separator", "long_tokens",
+            "oracle", "induction", "constant", "copy", "prefix", "after_separator", "long_tokens",
             "delete_everything", "scanner", "no_rules", "first_character", "literal",
         })  # fmt: skip
         self.assertEqual(rows["oracle"]["reward"], 1.0)
+
+    def test_ladder_runs_at_a_difficulty_level(self):
+        """baselines --difficulty hard scores the hard level's tasks under its own identity and commitment."""
+        result = run("baselines", "--split", "dev", "--size", "2", "--difficulty", "hard", "--policy", "oracle", "--json")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        data = json.loads(result.stdout)
+        self.assertEqual(data["environment"]["corpus_version"], "3-hard")
+        self.assertEqual(data["split_commitment"], commitment("dev", "hard"))
+        self.assertEqual(data["ladder"][0]["reward"], 1.0)
+        self.assertNotEqual(run("baselines", "--difficulty", "medium").returncode, 0)
+
+    def test_eval_refuses_a_level_for_the_audit_taskset(self):
+        """eval --taskset secrets-audit --difficulty hard is a usage error naming the option."""
+        result = run("eval", "--taskset", "secrets-audit", "--difficulty", "hard")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("--difficulty is a redaction-pressure option", result.stderr)
 
     def test_ladder_table(self):
         """The human table lists the policies with their rewards."""
@@ -155,6 +171,17 @@ class TestExport(unittest.TestCase):
         self.assertEqual((row["id"], row["user_prompt"]), ("dev-00002", task.prompt.user))
         self.assertEqual(row["hidden"], [r.model_dump(mode="json") for r in task.hidden])
         self.assertEqual(json.loads(lines[2])["hidden"], row["hidden"])
+
+    def test_exports_a_difficulty_level(self):
+        """export --difficulty easy writes that level's tasks, named and labelled by the level."""
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "easy"
+            result = run("export", "dev", "--out", str(out), "--size", "1", "--difficulty", "easy")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            row = json.loads((out / "dev.jsonl").read_text().splitlines()[0])
+        task = load_task("dev", 0, difficulty="easy")
+        self.assertEqual((row["id"], row["difficulty"], row["corpus_version"]), ("dev-easy-00000", "easy", "3-easy"))
+        self.assertEqual(row["user_prompt"], task.prompt.user)
 
     def test_private_eval_is_refused(self):
         """Exporting private_eval is refused and writes nothing."""

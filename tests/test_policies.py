@@ -10,10 +10,11 @@ import regex
 from cases import dev_tasks
 
 from redaction_pressure import policies
-from redaction_pressure.corpus import CORPUS_VERSION
+from redaction_pressure.corpus import CORPUS_VERSION, DIFFICULTIES, corpus_version
 from redaction_pressure.policies import constant, reference
 from redaction_pressure.api import RedactionTask, load_task, score_reply
-from redaction_pressure.baselines import LADDER, run_ladder
+from redaction_pressure.baselines import LADDER, POLICIES, run_ladder
+from redaction_pressure.splits import DEV_SIZE
 from redaction_pressure.rules import MAX_PATTERN_CHARS, MAX_RULES, compile_rules
 
 
@@ -96,6 +97,24 @@ class TestConstant(unittest.TestCase):
         self.assertEqual(data["note"]["corpus_version"], CORPUS_VERSION)
         self.assertEqual(compile_rules(constant.constant_rules())[1], [])
 
+    def test_each_level_has_an_answer_fitted_on_that_level(self):
+        """Each difficulty level's committed constant names that level's corpus version and compiles."""
+        for level in DIFFICULTIES:
+            with self.subTest(level=level):
+                data = json.loads(constant.rules_file(level).read_text())
+                self.assertEqual(data["note"]["corpus_version"], corpus_version(level))
+                self.assertEqual(compile_rules(constant.constant_rules(level))[1], [])
+
+    def test_cross_record_atoms_find_a_sibling_key(self):
+        """The fitter mines a backreference atom: a value whose key is named again later in the record."""
+        text = 'def sync(path):\n    zorvex_api_key = "zx-live-AbCdEf0123456789"\n\ndef other():\n    x = os.environ.get("ZORVEX_API_KEY")\n'
+        start = text.index("zx-live")
+        pieces = [capture + sibling for capture, sibling in constant._siblings(text, start)]
+        self.assertTrue(pieces)
+        pattern = regex.compile(pieces[0] + r"[^\s\"]+")
+        self.assertEqual([m.group() for m in pattern.finditer(text)], ["zx-live-AbCdEf0123456789"])
+        self.assertEqual([m.group() for m in pattern.finditer(text.replace('get("ZORVEX_API_KEY")', 'get("OTHER_KEY")'))], [])
+
     def test_fitting_selects_rules_that_help_on_train(self):
         """Fitting on a few train tasks gives valid rules that score above the empty answer there."""
         train = [load_task("train", i) for i in range(6)]
@@ -148,6 +167,35 @@ class TestLadder(unittest.TestCase):
             self.assertTrue(row.available, row.note)
             self.assertGreater(row.recall, 0.1, name)
             self.assertGreater(row.reward, 0.1, name)
+
+
+class TestLadderPerLevel(unittest.TestCase):
+    """The issue-18 targets on each level's dev split: headroom and attainability."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tasks = {level: [load_task("dev", i, difficulty=level) for i in range(DEV_SIZE)] for level in ("easy", "hard")}
+        ladder = [POLICIES[name] for name in ("oracle", "constant", "induction")]
+        cls.rows = {level: {row.policy: row for row in run_ladder(tasks, ladder)} for level, tasks in cls.tasks.items()}
+
+    def test_the_oracle_earns_the_clean_gate_on_every_task_of_every_level(self):
+        """Rules from the hidden secrets score exactly 1.0 on every easy and hard dev task."""
+        for level, rows in self.rows.items():
+            self.assertEqual((rows["oracle"].reward, rows["oracle"].clean_gate), (1.0, 1.0), level)
+
+    def test_easy_is_solved_by_reading_the_prompt_and_not_by_memorising(self):
+        """Easy: the prompt-only induction policy scores >= 0.95, the best constant <= 0.55."""
+        rows = self.rows["easy"]
+        self.assertGreaterEqual(rows["induction"].reward, 0.95)
+        self.assertLessEqual(rows["constant"].reward, 0.55)
+
+    def test_hard_leaves_headroom_above_the_prompt_only_program(self):
+        """Hard: induction <= 0.75 and >= 0.25 below the oracle on at least half the tasks; the constant <= 0.45."""
+        rows = self.rows["hard"]
+        self.assertLessEqual(rows["induction"].reward, 0.75)
+        self.assertLessEqual(rows["constant"].reward, 0.45)
+        rewards = [score_reply(t, policies.reply(policies.induction_rules(t.prompt.user))).reward for t in self.tasks["hard"]]
+        self.assertGreaterEqual(sum(1 for r in rewards if r <= 0.75), DEV_SIZE // 2)
 
 
 if __name__ == "__main__":

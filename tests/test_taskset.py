@@ -328,6 +328,33 @@ class TestFaultsAndLoad(unittest.TestCase):
         self.assertGreater(pool.replaced, replaced)
         self.assertEqual(loaded, self.quiet)
 
+class TestDifficulty(unittest.TestCase):
+    def test_a_hard_taskset_builds_and_scores_hard_tasks(self):
+        """`difficulty="hard"` loads hard tasks with their own identity, and a worker scores them at that level."""
+        task = tasks("dev", size=2, difficulty="hard")[1]
+        self.assertEqual(task.data.difficulty, "hard")
+        self.assertEqual(task.data.environment["corpus_version"], "3-hard")
+        self.assertEqual(task.data.prompt, load_task("dev", 1, difficulty="hard").prompt.user)
+        self.assertNotEqual(task.data.prompt, load_task("dev", 1).prompt.user)
+        hidden = load_task("dev", 1, difficulty="hard").hidden
+        trace = scored(task, policies.reply(policies.oracle_rules(hidden)))
+        self.assertEqual(trace.reward, 1.0)
+        self.assertEqual(trace.info["environment"], identity("dev", commitment("dev", "hard"), "hard"))
+        self.assertEqual(trace.info["task_seed"], seed_for("dev", 1, "hard"))
+        rebuilt = RedactionPressureTask(RedactionPressureData.model_validate(task.data.model_dump()))
+        self.assertEqual(scored(rebuilt, policies.reply(policies.oracle_rules(hidden))).reward, 1.0)
+
+    def test_the_default_difficulty_is_standard(self):
+        """Without a difficulty the taskset is the standard level's, with ids as before."""
+        task = tasks("dev", size=1)[0]
+        self.assertEqual((task.data.difficulty, task.data.id, task.data.environment["corpus_version"]), ("standard", "dev-00000", "3"))
+
+    def test_an_unknown_difficulty_is_refused(self):
+        """A misspelt level is a configuration error."""
+        with self.assertRaises(ValueError):
+            RedactionPressureConfig(difficulty="medium")
+
+
 class TestWireData(unittest.TestCase):
     def rebuilt(self, task: RedactionPressureTask) -> RedactionPressureTask:
         return RedactionPressureTask(RedactionPressureData.model_validate(task.data.model_dump()))

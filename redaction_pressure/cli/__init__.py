@@ -7,7 +7,7 @@ and the function it runs; `common.py` holds what several share.
     redaction-pressure report RUN_DIR [RUN_DIR ...] -o FILE.html
     redaction-pressure show SPLIT INDEX
     redaction-pressure score FILE --split dev [--index N] [--json]
-    redaction-pressure baselines --split dev [--policy NAME ...] [--json]
+    redaction-pressure baselines --split dev [--difficulty LEVEL] [--policy NAME ...] [--json]
     redaction-pressure export SPLIT --out PATH
     redaction-pressure serve --policy NAME [--port N]
     redaction-pressure serve-env [--port N] [--workers N | --elastic --max-workers N]

@@ -38,13 +38,13 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         print(json.dumps({
             "split": args.split,
-            "split_commitment": splits.commitment(args.split),
+            "split_commitment": splits.commitment(args.split, args.difficulty),
             "environment": tasks[0].identity,
             "tasks": len(tasks),
             "ladder": [asdict(row) for row in rows],
         }, indent=2))  # fmt: skip
         return 0
-    out.print(f"baseline ladder, {common.banner(args.split, len(tasks))}", markup=False)
+    out.print(f"baseline ladder, {common.banner(args.split, len(tasks), args.difficulty)}", markup=False)
     table = Table()
     table.add_column("policy", no_wrap=True)
     for column in ("reward", "recall", "precision", "clean gate", "valid"):

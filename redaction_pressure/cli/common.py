@@ -15,6 +15,7 @@ from redaction_pressure.api import (
     RedactionTask,
     load_task,
 )
+from redaction_pressure.corpus import DEFAULT_DIFFICULTY, DIFFICULTIES
 
 PROG = "redaction-pressure"
 TASKSET = "redaction-pressure"
@@ -92,6 +93,12 @@ def write_report(render, found: list, output: Path, err: Console) -> Path:
 def sizes(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shown", type=int, default=DEFAULT_SHOWN, help=f"records shown in the prompt (default {DEFAULT_SHOWN})")
     parser.add_argument("--hidden", type=int, default=DEFAULT_HIDDEN, help=f"unseen records scored (default {DEFAULT_HIDDEN})")
+    difficulty(parser)
+
+
+def difficulty(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--difficulty", choices=DIFFICULTIES, default=DEFAULT_DIFFICULTY, metavar="LEVEL",
+                        help=f"corpus level: {', '.join(DIFFICULTIES)} (default {DEFAULT_DIFFICULTY})")  # fmt: skip
 
 
 def indices(split: str, size: int | None) -> range:
@@ -109,7 +116,7 @@ def task(split: str, index: int, args: argparse.Namespace) -> RedactionTask:
         splits.check_index(split, index)
     except splits.SplitError as exc:
         raise UsageError(str(exc)) from None
-    return load_task(split, index, shown=args.shown, hidden=args.hidden)
+    return load_task(split, index, shown=args.shown, hidden=args.hidden, difficulty=args.difficulty)
 
 
 def tasks(args: argparse.Namespace) -> list[RedactionTask]:
@@ -117,5 +124,6 @@ def tasks(args: argparse.Namespace) -> list[RedactionTask]:
     return [task(args.split, index, args) for index in chosen]
 
 
-def banner(split: str, count: int) -> str:
-    return f"split {split}, commitment {splits.commitment(split)}, {count} task(s)"
+def banner(split: str, count: int, difficulty: str = DEFAULT_DIFFICULTY) -> str:
+    level = "" if difficulty == DEFAULT_DIFFICULTY else f" ({difficulty})"
+    return f"split {split}{level}, commitment {splits.commitment(split, difficulty)}, {count} task(s)"

@@ -34,6 +34,7 @@ def add(commands) -> None:
     evaluate.add_argument("--base-url", help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     evaluate.add_argument("--api-key-var", help="environment variable holding the endpoint's key")
     evaluate.add_argument("--split", choices=splits.SPLITS, default="dev")
+    common.difficulty(evaluate)
     evaluate.add_argument("-n", "--num-tasks", type=int, help="tasks to run (default: all 64 of dev; required for train)")
     evaluate.add_argument("-c", "--max-concurrent", type=int, help="episodes in flight (vf-eval's -c; default vf-eval's)")
     evaluate.add_argument("-o", "--output", type=Path, default=Path("outputs"), help="folder of runs, as vf-eval's -o (default ./outputs)")
@@ -60,6 +61,8 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         args.policy = "baseline" if audit else "induction"
     if audit and args.policy not in AUDIT_POLICIES and args.base_url is None:
         raise common.UsageError(f"unknown {common.AUDIT_TASKSET} policy {args.policy!r}; choose one of {', '.join(AUDIT_POLICIES)}")
+    if audit and args.difficulty != common.DEFAULT_DIFFICULTY:
+        raise common.UsageError(f"--difficulty is a {common.TASKSET} option; {common.AUDIT_TASKSET} has one level")
     if args.split == "train" and args.num_tasks is None:
         raise common.UsageError("train is unbounded: give -n/--num-tasks")
     size = split_size(args.split, args.taskset)
@@ -82,7 +85,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             run_dir = evaluate.run_eval(
                 endpoint, split=args.split, tasks=tasks, output=args.output,
                 concurrency=args.max_concurrent, progress=lambda done, _: bar.update(job, completed=done), env=env,
-                taskset=args.taskset,
+                taskset=args.taskset, difficulty=args.difficulty,
             )  # fmt: skip
     run = runs.load_run(run_dir / runs.TRACES_FILE)
     report = common.write_report(render, [run], run_dir / evaluate.REPORT_FILE, err)

@@ -12,6 +12,7 @@ from rich.progress import Progress
 from redaction_pressure import splits
 from redaction_pressure.api import RedactionTask
 from redaction_pressure.cli import common
+from redaction_pressure.corpus import DEFAULT_DIFFICULTY
 
 
 def add(commands) -> None:
@@ -50,10 +51,11 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def task_row(task: RedactionTask) -> dict:
     return {
-        "id": f"{task.split}-{task.index:05d}",
+        "id": f"{task.split}-{task.index:05d}" if task.difficulty == DEFAULT_DIFFICULTY else f"{task.split}-{task.difficulty}-{task.index:05d}",
         "split": task.split,
         "index": task.index,
-        "seed": splits.seed_for(task.split, task.index),
+        "seed": splits.seed_for(task.split, task.index),  # the split's seed; `difficulty` adds the level (an int64 column)
+        "difficulty": task.difficulty,
         "system_prompt": task.prompt.system,
         "user_prompt": task.prompt.user,
         "shown": [record.model_dump() for record in task.shown],

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         print(json.dumps({
             "split": args.split,
-            "split_commitment": splits.commitment(args.split),
+            "split_commitment": splits.commitment(args.split, args.difficulty),
             "environment": tasks[0].identity,
             "mean": mean,
             "tasks": [
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             ],
         }, indent=2))  # fmt: skip
         return 0
-    out.print(common.banner(args.split, len(tasks)), markup=False)
+    out.print(common.banner(args.split, len(tasks), args.difficulty), markup=False)
     table = Table()
     for column in ("task", "reward", "recall", "precision", "clean gate", "valid", "errors"):
         table.add_column(column, justify="left" if column in ("task", "errors") else "right")

@@ -29,7 +29,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         print(json.dumps(task.model_dump(exclude=None if public else {"hidden"}), indent=2))
         return 0
     out.rule(f"{task.split} task {task.index}")
-    out.print(common.banner(task.split, 1), markup=False)
+    out.print(common.banner(task.split, 1, task.difficulty), markup=False)
     out.print(Text("System prompt", style="bold"))
     out.print(task.prompt.system, markup=False)
     out.print(Text("\nUser prompt", style="bold"))

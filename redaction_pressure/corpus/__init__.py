@@ -5,16 +5,29 @@ formats, look-alikes) and its shown records cover every slot of it; hidden recor
 those slots with fresh values, each record from its own hash-derived generator. See
 `stream.py` for the stream's promises and `dialect.py` for what a slot is.
 
-Bump `CORPUS_VERSION` whenever generated output changes; a test pins a digest of the
+Each difficulty level (`levels.py`: easy, standard, hard) is a corpus of its own, named by
+`corpus_version(level)`; a corpus seed carries its level. Bump `CORPUS_VERSION` whenever
+generated output changes; a test pins a digest of the
 dev split so that no change slips through unversioned.
 """
 
 from __future__ import annotations
 
 from redaction_pressure.corpus.families import FAMILIES
+from redaction_pressure.corpus.levels import DEFAULT as DEFAULT_DIFFICULTY
+from redaction_pressure.corpus.levels import LEVELS, level_of, level_seed
 from redaction_pressure.corpus.stream import draw_dialect, stream
 
-CORPUS_VERSION = "2"
+CORPUS_VERSION = "3"
+DIFFICULTIES = tuple(LEVELS)
+
+
+def corpus_version(difficulty: str = DEFAULT_DIFFICULTY) -> str:
+    """The corpus version a level's tasks record: `3` for standard, `3-easy`, `3-hard`."""
+    if difficulty not in LEVELS:
+        raise ValueError(f"unknown difficulty {difficulty!r}; choose one of {', '.join(LEVELS)}")
+    return CORPUS_VERSION if difficulty == DEFAULT_DIFFICULTY else f"{CORPUS_VERSION}-{difficulty}"
+
 
 SECRET_KINDS = (
     "aws_access_key_id",
@@ -50,4 +63,7 @@ DECOY_KINDS = (
     "redacted_marker",
 )
 
-__all__ = ["CORPUS_VERSION", "DECOY_KINDS", "FAMILIES", "SECRET_KINDS", "draw_dialect", "stream"]
+__all__ = [
+    "CORPUS_VERSION", "DECOY_KINDS", "DEFAULT_DIFFICULTY", "DIFFICULTIES", "FAMILIES", "SECRET_KINDS",
+    "corpus_version", "draw_dialect", "level_of", "level_seed", "stream",
+]  # fmt: skip

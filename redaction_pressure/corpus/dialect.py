@@ -23,6 +23,7 @@ from typing import Any
 from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.draw import Draw
+from redaction_pressure.corpus.levels import LEVELS, Level
 from redaction_pressure.corpus.values import Format, House, PasswordPolicy
 
 
@@ -80,6 +81,8 @@ class World:
     password: PasswordPolicy
     url_password: PasswordPolicy
     users: tuple[str, ...]
+    level: Level = LEVELS["standard"]
+    """The task's difficulty level (see `levels.py`)."""
 
     @property
     def domain(self) -> str:
@@ -108,14 +111,24 @@ MARKERS = ("app", "cli", "web", "srv", "api", "v1", "v2", "x", "s", "k", "m", "l
 """Prefix markers. Each marks a secret for some vendors and a public id for others."""
 
 
-def _house_roles(d: Draw) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
-    """A vendor's naming convention for its secret and its one or two public identifiers. Most
-    names are ambiguous (`api key`, `token`, `access key`): secret for one vendor, public for another."""
-    secret = d.pick(w.AMBIGUOUS_ROLES) if d.chance(0.85) else d.pick(w.SECRET_ONLY_ROLES)
+def _house_roles(d: Draw, plain: bool = False) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """A vendor's naming convention for its secret and its one or two public identifiers. The
+    names are ambiguous (`api key`, `token`, `access key`): secret for one vendor, public for
+    another; with `plain` (the easy level) they say what they name (`client secret`, `site key`)."""
+    if plain:
+        secret = d.pick(w.SECRET_ONLY_ROLES)
+        return secret, tuple(d.sample(w.PUBLIC_ONLY_ROLES, d.pick((1, 1, 2))))
+    # Only ambiguous names: a secret-only or public-only name would say what the shown records
+    # are there to establish (and a blind answer would read it).
+    # (Each `d.chance` is the draw corpus 2 made to choose a secret- or public-only name, kept
+    # so that every later choice of the dialect, its families first, stays as it was.)
+    d.chance(0.85)
+    secret = d.pick(w.AMBIGUOUS_ROLES)
     publics: list[tuple[str, ...]] = []
     wanted = d.pick((1, 2, 2, 2, 2, 2, 2, 2, 3, 3))
     while len(publics) < wanted:
-        public = d.pick(w.AMBIGUOUS_ROLES) if d.chance(0.95) else d.pick(w.PUBLIC_ONLY_ROLES)
+        d.chance(0.95)
+        public = d.pick(w.AMBIGUOUS_ROLES)
         if public != secret and public not in publics:
             publics.append(public)
     return secret, tuple(publics)
@@ -135,10 +148,10 @@ def _prefixes(d: Draw, abbr: str, publics: int) -> tuple[str, tuple[str, ...]]:
     return made[0], tuple(made[1:])
 
 
-def draw_house(d: Draw, taken: set[str], internal: str | None = None) -> House:
+def draw_house(d: Draw, taken: set[str], internal: str | None = None, plain: bool = False) -> House:
     """An invented vendor's token format and naming convention; with `internal`, the format an
     internal service uses for its credentials (no prefix: a generic alphabet and length)."""
-    secret_role, public_roles = _house_roles(d)
+    secret_role, public_roles = _house_roles(d, plain)
     if internal:
         vendor, secret, publics = internal, "", ("",) * len(public_roles)
         alphabet = d.pick(("hex", "base62", "base64", "urlsafe", "lower"))
@@ -165,11 +178,11 @@ def draw_house(d: Draw, taken: set[str], internal: str | None = None) -> House:
     )
 
 
-def draw_world(d: Draw) -> World:
+def draw_world(d: Draw, level: Level = LEVELS["standard"]) -> World:
     taken: set[str] = set()
     houses = []
-    for _ in range(d.int(2, 3)):
-        house = draw_house(d, taken)
+    for _ in range(d.int(*level.vendors)):
+        house = draw_house(d, taken, plain=level.plain_roles)
         taken.add(house.vendor)
         houses.append(house)
     symbols = "".join(d.sample(v.PASSWORD_SYMBOLS, d.int(0, 5)))
@@ -179,7 +192,7 @@ def draw_world(d: Draw) -> World:
         env=d.pick(w.ENVIRONMENTS),
         services=tuple(d.sample(w.SERVICES, 5)),
         houses=tuple(houses),
-        internal=draw_house(d, taken, internal=d.pick(w.SERVICES)),
+        internal=draw_house(d, taken, internal=d.pick(w.SERVICES), plain=level.plain_roles),
         jwt=v.JwtStyle(
             issuer=d.pick((f"https://{d.chars('abcdefghijklmnopqrstuvwxyz', 20)}.supabase.co/auth/v1", "supabase", "auth", f"{d.pick(w.ORGS)}-sso", "https://id.example.internal")),
             order=tuple(d.shuffled(v.JWT_CLAIMS)),
@@ -188,6 +201,7 @@ def draw_world(d: Draw) -> World:
         password=PasswordPolicy(low, low + d.int(0, 12), symbols),
         url_password=PasswordPolicy(d.int(12, 20), d.int(20, 32), "".join(d.sample("-._~", d.int(0, 2)))),
         users=tuple(d.sample(w.USERS, 3)) + tuple(f"{s}_{d.pick(('app', 'svc', 'rw', 'api'))}" for s in d.sample(w.SERVICES, 2)),
+        level=level,
     )
 
 
@@ -281,7 +295,7 @@ class Builder:
             return self.d.pick(w.CREDENTIAL_ROLES)
         if kind in ("generic_secret", "jwt"):
             # Internal services name their secrets like vendors do, often ambiguously.
-            return self.d.pick(w.AMBIGUOUS_ROLES) if self.d.chance(0.6) else self.d.pick(w.SECRET_ROLES + w.TOKEN_ROLES[:3])
+            return self.d.pick(w.SECRET_ONLY_ROLES if self.world.level.plain_roles else w.AMBIGUOUS_ROLES)
         if kind in ("stripe_key", "openai_key", "google_api_key"):
             return self.d.pick(w.KEY_ROLES + w.SECRET_ROLES[:3])
         return self.d.pick(w.TOKEN_ROLES + w.KEY_ROLES)
@@ -303,7 +317,7 @@ class Builder:
         if secret.kind != "jwt":
             return []
         while True:
-            role = self.d.pick(w.AMBIGUOUS_ROLES) if self.d.chance(0.7) else self.d.pick(w.PUBLIC_ONLY_ROLES)
+            role = self.d.pick(w.PUBLIC_ONLY_ROLES if self.world.level.plain_roles else w.AMBIGUOUS_ROLES)
             return [(v.jwt("anon", self.world.jwt, kind="public_key"), role)]
 
     def publics(self, secret: Format) -> list[tuple[Format, tuple[str, ...]]]:

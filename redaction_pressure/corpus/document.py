@@ -28,6 +28,8 @@ class Writer:
         self.world = world
         self.layout = dialect.layout
         self.entries = entries
+        self.family_entries = dialect.entries
+        """All of the family's entries (a record writing all of them is its family's first)."""
         self._parts: list[str] = []
         self._pos = 0
         self._secrets: list[Span] = []

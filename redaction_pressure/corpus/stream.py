@@ -21,24 +21,31 @@ from redaction_pressure.corpus.dialect import Builder, Dialect, FamilyDialect, d
 from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.draw import Draw
 from redaction_pressure.corpus.families import FAMILIES
+from redaction_pressure.corpus.levels import level_of
 from redaction_pressure.spans import Record
 
 CONVENTIONAL = (
     "dotenv", "python_settings", "toml_config", "compose_env", "repeated_key", "ci_workflow", "app_log",
     "function_local", "access_log",
 )  # fmt: skip
+SECTIONED = ("toml_config", "repeated_key")
+"""Families where, at the hard level, one key holds a secret in one section and a public id in another."""
 _MAX_ATTEMPTS = 32
 """Redraws allowed for one record before the generator reports a bug."""
 
 
 def draw_dialect(seed: int, shown: int) -> tuple[Dialect, list[int]]:
     """The task's dialect and its tour (the family index of each shown record)."""
+    level = level_of(seed)
     d = Draw.derived(seed, "dialect")
-    world = draw_world(d)
-    count = min(shown, d.int(3, 5))
+    world = draw_world(d, level)
+    count = min(shown, d.int(*level.families))
     # At least two families whose documents follow the task's own naming conventions, so no
     # task is made only of shapes that general knowledge finds (PEM blocks, DSNs, SQL).
     conventional = d.sample(CONVENTIONAL, min(count, 2))
+    if level.sections and not set(conventional) & set(SECTIONED):
+        # A hard task always has a family whose sections decide what a key holds.
+        conventional[0] = d.pick(SECTIONED)
     names = conventional + d.sample([n for n in sorted(FAMILIES) if n not in conventional], count - len(conventional))
     names = d.shuffled(names)
     families = tuple(FAMILIES[name].draw(Builder(name, d, world)) for name in names)

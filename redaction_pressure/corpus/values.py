@@ -301,6 +301,12 @@ def house_public(house: House, n: int = 0) -> Format:
     return Format("public_key", f"{house.vendor}:{n}", lambda d: prefix + house.body(d), house.charset())
 
 
+def house_twin(house: House) -> Format:
+    """A public value in exactly the shape of the vendor's secret (its prefix, alphabet and
+    length): only where it sits (a section, a service) says that it is public."""
+    return Format("public_key", f"{house.vendor}:twin", lambda d: house.secret_prefix + house.body(d), house.charset())
+
+
 # -- decoys ----------------------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ from redaction_pressure.policies.induction import induction_rules
 from redaction_pressure.policies.reference import (
     ScannerUnavailable,
     after_separator_rules,
+    copy_rules,
     delete_everything_rules,
     first_character_rules,
     literal_rules,
@@ -26,6 +27,7 @@ __all__ = [
     "ScannerUnavailable",
     "after_separator_rules",
     "constant_rules",
+    "copy_rules",
     "delete_everything_rules",
     "first_character_rules",
     "induction_rules",

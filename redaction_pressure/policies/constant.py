@@ -14,6 +14,10 @@ Fitting (`fit`) has two steps:
    - value shapes: literal prefixes shared by secrets of several tasks, with the union of
      their character classes and their length range; JWTs; PEM blocks;
    - generic heuristics: long mixed tokens, values after `=` or `: `;
+   - cross-record atoms: the value's key name captured and named again elsewhere in the
+     record (a backreference in a lookahead or a variable-length lookbehind: an
+     environment look-up, an `_id` sibling, a redacted field of the same name), and
+     prefix-sharing tokens (a vendor abbreviation that recurs with another marker);
    - each with guarded variants that skip visibly fake values (`EXAMPLE`, six equal
      characters, fake-sounding words, counting sequences) and placeholders.
 2. **Greedy selection** on the exact rubric: every candidate's removed characters are
@@ -44,6 +48,12 @@ from redaction_pressure.scanner import REDACTED, scan
 from redaction_pressure.spans import Record
 
 RULES_FILE = Path(__file__).with_name("constant_rules.json")
+"""The standard level's fitted answer; another level's is `constant_rules_<level>.json`."""
+
+
+def rules_file(difficulty: str = "standard") -> Path:
+    """Where the answer fitted on `difficulty`'s train tasks is committed."""
+    return RULES_FILE if difficulty == "standard" else RULES_FILE.with_name(f"constant_rules_{difficulty}.json")
 PRECISION_FLOORS = (0.5, 0.8, 0.9, 0.95)
 COST_LIMIT = 0.2
 """Mean CPU seconds of matching per task the chosen pieces may spend together: a fifth of the
@@ -58,10 +68,10 @@ _VALUE = r"""[^\s"'`$<>{}\[\]]+"""
 _FAKE_TAIL = r"(?<!EXAMPLE)(?<!EXAMPLEKEY)"
 
 
-@lru_cache(maxsize=1)
-def constant_rules() -> list[Rule]:
-    """The committed fitted answer."""
-    data = json.loads(RULES_FILE.read_text())
+@lru_cache(maxsize=4)
+def constant_rules(difficulty: str = "standard") -> list[Rule]:
+    """The committed answer fitted on `difficulty`'s train tasks."""
+    data = json.loads(rules_file(difficulty).read_text())
     return [Rule(rule["pattern"], rule["replacement"]) for rule in data["rules"]]
 
 
@@ -160,6 +170,46 @@ GENERIC = (
 )
 
 
+_ANY = r"[^\x00]"
+"""Any character of a record (the fitter joins a task's records with NUL, which no record holds)."""
+
+
+def _siblings(text: str, start: int) -> Iterable[str]:
+    """Cross-record pieces for a value at `start`: the key name before it, captured, and each
+    other place of the record that names the same key (`os.environ.get("KEY")`, `KEY_ID = `,
+    a `[REDACTED]` field of the same name), as a backreference before or after the value."""
+    line = text.rfind("\n", 0, start) + 1
+    units = _units(text[line:start])
+    keys = [n for n, u in enumerate(units) if _is_word(u)]
+    if not keys or keys[0] > 4:
+        return
+    n = keys[0]
+    key = units[n]
+    if len(key) < 3:
+        return
+    sep = "".join(_literal(u) for u in reversed(units[:n]))
+    capture = rf"(?<=(?<![\w])(?P<k>\w+){sep})"
+    for match in regex.finditer(rf"(?i)(?<![A-Za-z0-9]){regex.escape(key)}", text):
+        if line <= match.start() < start:
+            continue
+        before = _units(text[text.rfind("\n", 0, match.start()) + 1 : match.start()])[:2]
+        after_end = match.end()
+        tail = regex.match(r"[A-Za-z0-9_]*[^A-Za-z0-9_\s]{0,2}", text[after_end:]).group()
+        sibling = "".join(_literal(u) for u in reversed(before)) + "(?i:(?P=k))" + regex.escape(tail)
+        if match.start() > start:
+            yield capture, f"(?={_ANY}*?{sibling})"
+        else:
+            yield capture, f"(?<={sibling}{_ANY}*?)"
+
+
+PREFIX_SHARING = (
+    # A prefixed token whose vendor abbreviation recurs, with another marker, elsewhere in the record.
+    r"(?<![A-Za-z0-9_])(?P<a>[A-Za-z]{2,4})(?P<s>[_.-])(?:[A-Za-z0-9]{1,4}(?P=s))?[A-Za-z0-9]{16,}(?![A-Za-z0-9_])(?=" + _ANY + r"*?(?<![A-Za-z0-9_])(?P=a)(?P=s))",
+    r"(?<![A-Za-z0-9_])(?P<a>[A-Za-z]{2,4})(?P<s>[_.-])(?:[A-Za-z0-9]{1,4}(?P=s))?[A-Za-z0-9]{16,}(?![A-Za-z0-9_])(?<=(?<![A-Za-z0-9_])(?P=a)(?P=s)" + _ANY + r"*?(?P=a)(?P=s)[^\s\x00]*)",
+)
+"""Prefix-sharing atoms: tokens told apart by another token of the same vendor in the record."""
+
+
 def mine(tasks: Sequence[tuple[Sequence[Record], Sequence[Record]]], min_tasks: int = 3) -> list[str]:
     """Candidate pieces from labelled train tasks: (shown, hidden) record pairs."""
     seen: dict[tuple[str, str, str], set[int]] = {}
@@ -172,9 +222,15 @@ def mine(tasks: Sequence[tuple[Sequence[Record], Sequence[Record]]], min_tasks: 
                 right = _right(record.text, span.end)
                 for left in _contexts(record.text, span.start):
                     seen.setdefault((f"(?<={left})", _VALUE, right), set()).add(n)
+                # Sibling-key atoms: the value's key named again elsewhere in the record.
+                for capture, sibling in _siblings(record.text, span.start):
+                    if sibling.startswith("(?="):
+                        seen.setdefault((capture, _VALUE, right + sibling), set()).add(n)
+                    else:
+                        seen.setdefault((capture + sibling, _VALUE, right), set()).add(n)
     floor = max(min_tasks, len(tasks) // 40)
     triples = [triple for triple, where in seen.items() if len(where) >= floor]
-    triples += list(_prefix_shapes(values)) + list(GENERIC)
+    triples += list(_prefix_shapes(values)) + list(GENERIC) + [("", atom, "") for atom in PREFIX_SHARING]
     out = []
     for left, body, right in dict.fromkeys(triples):
         for guard in GUARDS:
@@ -446,9 +502,9 @@ def frequencies(train: Sequence[tuple[Sequence[Record], Sequence[Record]]]) -> C
     return counts
 
 
-def save(rules: Sequence[Rule], note: dict) -> None:
+def save(rules: Sequence[Rule], note: dict, difficulty: str = "standard") -> None:
     data = {"note": note, "rules": [{"pattern": r.pattern, "replacement": r.replacement} for r in rules]}
-    RULES_FILE.write_text(json.dumps(data, indent=1) + "\n")
+    rules_file(difficulty).write_text(json.dumps(data, indent=1) + "\n")
 
 
 __all__ = ["REDACTED", "constant_rules", "fit", "mine", "select", "save"]

@@ -206,19 +206,21 @@ def _bodies(texts: Sequence[str], left: str, right: str, stop: str, value: str, 
     yield narrowed + "(?<!EXAMPLE)"
     yield "".join(guards) + narrowed + "(?<!EXAMPLE)"
     # A vendor's secret and public ids may share a context (one auth header): their prefix tells.
-    prefix = _prefix(value)
-    if prefix:
-        yield regex.escape(prefix) + narrowed
-        yield "".join(guards) + regex.escape(prefix) + narrowed + "(?<!EXAMPLE)"
+    # A one-letter second segment counts here (`kr.k.` secret beside `kr.m.` and `kr.key.` ids).
+    for prefix in dict.fromkeys((_prefix(value), _prefix(value, shortest=1))):
+        if prefix:
+            yield regex.escape(prefix) + narrowed
+            yield "".join(guards) + regex.escape(prefix) + narrowed + "(?<!EXAMPLE)"
 
 
 def _negated(stops: set[str]) -> str:
     return "[^" + "".join(sorted({r"\s" if c in " \n\t" else regex.escape(c) for c in stops if c})) + "]"
 
 
-def _prefix(value: str) -> str:
-    """A value's literal prefix: a word and its separator, and a short second segment (`st-key-`, `sk_live_`)."""
-    match = regex.match(r"[A-Za-z]{2,12}[_.-](?:[A-Za-z0-9]{2,5}[_.-])?", value)
+def _prefix(value: str, shortest: int = 2) -> str:
+    """A value's literal prefix: a word and its separator, and a short second segment
+    (`st-key-`, `sk_live_`; of one character too with `shortest=1`: `kr.k.`)."""
+    match = regex.match(r"[A-Za-z]{2,12}[_.-](?:[A-Za-z0-9]{%d,5}[_.-])?" % shortest, value)
     return match.group() if match else ""
 
 

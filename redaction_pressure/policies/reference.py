@@ -100,6 +100,26 @@ def prefix_rules_for(values: Sequence[str]) -> list[Rule]:
     return [Rule(regex.escape(prefix) + _TOKEN_TAIL, REDACTED) for prefix in prefixes[:MAX_RULES]]
 
 
+_KEY_BEFORE = re.compile(r"""([A-Za-z_][A-Za-z0-9_.-]*)["']?[ \t]*[:=][ \t]*["']?$""")
+_KEY_VALUE = r"""[^\s"'`<>{}\[\],;]+"""
+
+
+def copy_rules(shown: Sequence[Record]) -> list[Rule]:
+    """Copy the listed secrets' prefixes and key names: `prefix_rules`, plus, for each listed
+    secret that sits under a key (`NAME=`, `name: `, `"name": "`), the value after that key."""
+    pieces = [rule.pattern for rule in prefix_rules(shown)]
+    for record in shown:
+        for span in record.secrets:
+            line = record.text[record.text.rfind("\n", 0, span.start) + 1 : span.start]
+            match = _KEY_BEFORE.search(line)
+            if match:
+                key = regex.escape(match.group(1))
+                piece = rf"""(?<=(?<![\w.-]){key}["']?[ \t]*[:=][ \t]*["']?){_KEY_VALUE}"""
+                if piece not in pieces:
+                    pieces.append(piece)
+    return pack(_fitting(pieces), strict=False)
+
+
 def scanner_rules() -> list[Rule]:
     """detect-secrets' regex detectors as rules; raises ScannerUnavailable without the extra."""
     return pack(_fitting(scanner_pieces()), strict=False)

@@ -7,6 +7,8 @@ header already `[REDACTED]`, a public key in another parameter, request ids.
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
@@ -14,6 +16,7 @@ from redaction_pressure.corpus.families.common import kinds
 from redaction_pressure.corpus.document import Writer
 
 KINDS = ("jwt", "base64_credential", "generic_secret", "github_token", "stripe_key") + ("house_token",) * 8 + ("generic_secret", "jwt")
+SCHEMES = ("Bearer ", "Token ", "")
 AGENTS = ("curl/8.5.0", "python-requests/2.32.3", "okhttp/4.12.0", "Go-http-client/2.0", "axios/1.7.2")
 
 
@@ -24,25 +27,30 @@ def draw(b: Builder) -> FamilyDialect:
         fmt = b.secret_format(kind)
         house = b.house_for(fmt)
         if kind == "base64_credential" or d.chance(0.6):
-            scheme = "Basic " if kind == "base64_credential" else d.pick(("Bearer ", "Token ", ""))
+            scheme = "Basic " if kind == "base64_credential" else d.pick(SCHEMES)
             b.entry("header", (fmt, True), scheme=scheme)
             first = b.entries[-1]
-            if d.chance(0.6):
-                b.entry("header", (v.REDACTED_MARKER, False), scheme=scheme)
         else:
             param = w.spell(house.secret_role, "lower_snake") if house else d.pick(("access_token", "api_key", "token", "key", "sig", "auth"))
             b.entry("query", (fmt, True), param=param, path=f"/api/v{d.int(1, 3)}/{d.pick(b.world.services)}")
             first = b.entries[-1]
+            # At the hard level a query value is percent-encoded, as a client sends it.
+            first.words["encoded"] = b.world.level.escaped and d.chance(0.7)
         # A vendor's public ids travel in query strings or, like a browser key, in the auth
-        # header (only where a prefix tells them apart: the header has no name to go by).
+        # header with any scheme the secret may use (only where a prefix tells them apart:
+        # the header has no name to go by).
         for public, role in b.publics(fmt):
-            if house.secret_prefix and d.chance(0.4):
-                b.entry("header", (public, False), scheme=d.pick(("Bearer ", "")), group=first.group)
+            if house.secret_prefix and d.chance(0.6):
+                b.entry("header", (public, False), scheme=d.pick(SCHEMES), group=first.group)
             else:
                 b.entry("query", (public, False), param=w.spell(role, "lower_snake"), path=f"/api/v1/{d.pick(b.world.services)}", group=first.group)
         if first.form == "query":
             if not house and kind == "stripe_key" and d.chance(0.6):
                 b.entry("query", (b.public_like(fmt), False), param=d.pick(("client_id", "pk", "publishable_key")), path=f"/api/v1/{d.pick(b.world.services)}")
+        # An already redacted header, in the scheme of any header of the set.
+        headers = [e for e in b.entries if e.group == first.group and e.form == "header"]
+        if headers and d.chance(0.6):
+            b.entry("header", (v.REDACTED_MARKER, False), scheme=d.pick(headers)["scheme"])
     if d.chance(0.6):
         b.entry("rid", (v.UUID, False), name=d.pick(("rid", "request_id", "x_request_id")))
     return b.done(layout, keep=0.7)
@@ -58,7 +66,11 @@ def write(wr: Writer) -> None:
         method = d.pick(("GET", "POST", "PUT"))
         wr.put(f"{wr.ip()} - - [{ts}] \"{method} ")
         if entry is not None and entry.form == "query":
-            wr.put(f"{entry['path']}?page={d.int(1, 9)}&{entry['param']}=", wr.fresh(entry.slots[0]))
+            page = d.int(1, 9)
+            mark = wr.fresh(entry.slots[0])
+            if entry.words.get("encoded"):
+                mark = mark._replace(value=quote(mark.value, safe=""))
+            wr.put(f"{entry['path']}?page={page}&{entry['param']}=", mark)
         else:
             wr.put(f"/api/v{d.int(1, 3)}/{wr.service()}?page={d.int(1, 9)}")
         wr.put(f' HTTP/1.1" {d.pick((200, 200, 201, 401, 403))} {d.int(120, 9000)} "-" "{d.pick(AGENTS)}"')

@@ -24,6 +24,7 @@ MESSAGES = (
     "upstream call failed", "request authenticated", "retrying with stored credential", "webhook delivered",
     "cache miss for session", "token refreshed", "outbound request", "sync finished",
 )  # fmt: skip
+COMPONENTS = ("http", "auth", "client", "worker", "sync")
 TRACE_ID = v.Format("identifier", "trace", lambda d: d.chars(HEX, 32), HEX)
 
 
@@ -37,15 +38,22 @@ def draw(b: Builder) -> FamilyDialect:
         scheme = d.pick(("Bearer ", "")) if kind == "jwt" else ""
         house = b.house_for(fmt)
         field = w.spell((house.vendor, *house.secret_role), "lower_snake") if house else fields[n]
-        b.entry("leak", (fmt, True), field=field, scheme=scheme, message=d.pick(MESSAGES), component=d.pick(("http", "auth", "client", "worker", "sync")))
-        if d.chance(0.6):
-            b.entry("leak", (v.REDACTED_MARKER, False), field=field, scheme=scheme, message=d.pick(MESSAGES), component="auth")
+        first = b.entry("leak", (fmt, True), field=field, scheme=scheme, message=d.pick(MESSAGES), component=d.pick(COMPONENTS))
+        # At the hard level a JSON line may carry the credential inside an escaped JSON string
+        # (a logged request body), and so may any other member of the set.
+        nested = d.pick(("payload", "body", "request", "context")) if b.world.level.escaped and layout["format"] == "json" and d.chance(0.6) else ""
+        first.words["nested"] = nested
         # Public ids are logged the way the secret is: as a line's subject or beside it.
         for public, role in b.publics(fmt) + b.anon(fmt):
             name = w.spell(((house.vendor,) if house else ()) + tuple(role), "lower_snake")
             if name not in names:
                 names.add(name)
-                b.entry("leak", (public, False), field=name, scheme="", message=d.pick(MESSAGES), component=d.pick(("http", "auth", "client", "worker", "sync")))
+                public_scheme = d.pick(("Bearer ", "")) if kind == "jwt" else ""
+                b.entry("leak", (public, False), field=name, scheme=public_scheme, message=d.pick(MESSAGES), component=d.pick(COMPONENTS), group=first.group, nested=nested)
+        # A field already `[REDACTED]` reuses the name of any member of the set, not only the secret's.
+        if d.chance(0.6):
+            model = d.pick([e for e in b.entries if e.group == first.group])
+            b.entry("leak", (v.REDACTED_MARKER, False), field=model["field"], scheme=model["scheme"], message=d.pick(MESSAGES), component=d.pick(COMPONENTS))
     if d.chance(0.7):
         b.entry("field", (v.UUID, False), field=d.pick(("request_id", "req_id", "correlation_id")))
     if d.chance(0.6):
@@ -62,7 +70,8 @@ def write(wr: Writer) -> None:
     fields = [e for e in wr.entries if e.form == "field"]
     lines: list[tuple[list, list]] = []
     for entry in leaks:
-        for _ in range(d.int(1, 2) if entry.slots[0].secret else 1):
+        # Every subject may be logged twice (a marker once): the count says nothing.
+        for _ in range(1 if entry.slots[0].kind == "redacted_marker" else d.int(1, 2)):
             lines.append(([("msg", entry["message"]), ("component", entry["component"])], [entry]))
     for _ in range(d.int(1, 3)):
         head = [("msg", d.pick(("request served", "health check ok", "job queued"))), ("path", f"/v1/{wr.service()}/{d.digits(5)}"), ("status", str(d.pick((200, 201, 204, 404))))]
@@ -71,8 +80,22 @@ def write(wr: Writer) -> None:
     for head, subjects in lines:
         # The line's own value and the context fields, in any order: position tells nothing.
         logged = subjects + [entry for entry in fields if d.chance(0.7)]
-        tail = [(e["field"], e.words.get("scheme", ""), wr.fresh(e.slots[0])) for e in d.shuffled(logged)]
+        tail = [(e["field"], e.words.get("scheme", ""), wr.fresh(e.slots[0])) if not e.words.get("nested") else _nested(wr, e) for e in d.shuffled(logged)]
         _emit(wr, layout, service, head + tail)
+
+
+def _nested(wr: Writer, entry) -> tuple:
+    """A field whose value is a JSON document in a string: `"body": "{\\"token\\": \\"...\\"}"`.
+    The labelled span is the value as the line holds it (escaped twice)."""
+    mark = wr.fresh(entry.slots[0])
+    inner = json.dumps({entry["field"]: entry.words.get("scheme", "") + mark.value})
+    escaped = json.dumps(mark.value)[1:-1]
+    head, _, tail = json.dumps(inner)[1:-1].partition(json.dumps(escaped)[1:-1])
+    return (entry["nested"], Raw(head), mark._replace(value=json.dumps(escaped)[1:-1]), Raw(tail))
+
+
+class Raw(str):
+    """Text already escaped for a JSON line (written as is)."""
 
 
 def _emit(wr: Writer, layout: dict, service: str, fields: list[tuple]) -> None:
@@ -85,7 +108,7 @@ def _emit(wr: Writer, layout: dict, service: str, fields: list[tuple]) -> None:
         for name, *value in fields:
             wr.put(f', "{name}": "')
             for part in value:
-                wr.put(part if isinstance(part, Mark) else json.dumps(part)[1:-1])
+                wr.put(part if isinstance(part, (Mark, Raw)) else json.dumps(part)[1:-1])
             wr.put('"')
         wr.line("}")
     elif layout["format"] == "logfmt":

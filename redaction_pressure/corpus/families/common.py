@@ -49,21 +49,24 @@ def cluster(
     secret_words = (subject, *role)
     first = b.entry(form, (fmt, True), key=b.claim(secret_words, case))
     entries = [first]
-    # Look-alikes are modelled on the secret or, as often, on one of its public ids: their
+    # Look-alikes are modelled on the secret or, as often, on each of its public ids: their
     # key words and prefixes must not point back at the secret.
     bases = [(secret_words, fmt, b.secret_prefix(fmt))]
     # A vendor's (or internal service's) public ids, and an anon JWT, travel with the secret.
     for public, role in b.publics(fmt) + b.anon(fmt):
         entries.append(b.entry(form, (public, False), key=b.claim((subject, *role), case), group=first.group))
-        if public.kind == "public_key" and b.house_for(fmt):
-            bases.append(((subject, *role), public, b.house_for(fmt).prefix_of(public)))
+        house = b.house_for(fmt)
+        bases.append(((subject, *role), public, house.prefix_of(public) if house else ""))
     options = [look for look in looks if _applies(look, fmt) and not (look == "public" and (b.house_for(fmt) or fmt.kind == "jwt"))]
-    chosen = d.sample(options, min(len(options), d.int(*count)))
+    shift = b.world.level.lookalikes
+    low, high = max(0, count[0] + shift), max(0, count[1] + shift)
+    chosen = d.sample(options, min(len(options), d.int(low, high)))
     # A published format's test value often sits beside it, allowlisted, in the very same shape.
     if fmt.kind in PUBLISHED and "allowlisted" in options and "allowlisted" not in chosen and d.chance(0.75):
         chosen.append("allowlisted")
     for look in chosen:
-        words, model, prefix = bases[0] if len(bases) == 1 or d.chance(0.5) else d.pick(bases[1:])
+        # Any member of the credential set, the secret no more often than each public id.
+        words, model, prefix = d.pick(bases)
         if look == "setting":
             suffix, decoy = b.setting()
             entries.append(b.entry(form, (decoy, False), key=b.claim((*words, *suffix), case)))
@@ -96,6 +99,10 @@ def cluster(
             other = d.pick(("staging", "local", "dev", "fallback", "default"))
             entries.append(b.entry(form, (v.placeholder(text, "ref"), False), key=b.claim((other, *words), case)))
     return entries
+
+
+SECTIONS = ("server", "client", "backend", "frontend", "worker", "mobile", "admin", "widget", "ingest", "dashboard", "batch", "edge")
+"""Section names a key's meaning may hang on at the hard level; which side is secret is the task's."""
 
 
 def kinds(b: Builder, options: Sequence[str], low: int, high: int) -> list[str]:

@@ -50,21 +50,26 @@ def draw(b: Builder) -> FamilyDialect:
         first = b.entries[-1]
         for public, role in b.publics(fmt):
             public_var = w.spell((house.vendor, *role), "lower_snake")
-            if d.chance(0.4):
-                b.entry("function", (public, False), name=function_name(b), var=public_var, use=d.pick(("header", "client")),
-                        client=d.pick(("WebClient", "ApiClient", "Client")), call=d.pick(("list_items()", "ping()")), group=first.group)  # fmt: skip
+            # A public id is used the way a secret is (a header, an HMAC, a client) as often.
+            if d.chance(0.65):
+                b.entry("function", (public, False), name=function_name(b), var=public_var, use=d.pick(tuple(USES)),
+                        client=d.pick(("WebClient", "ApiClient", "Client")), call=d.pick(("list_items()", "ping()", "sync(path)")), group=first.group)  # fmt: skip
             else:
                 b.entry("assign", (public, False), var=public_var, group=first.group)
+        # The environment look-up, the `_id` sibling and the fixture each name any member of
+        # the credential set, the secret no more often than each public id.
+        members = [e for e in b.entries if e.group == first.group and e.form in ("function", "assign")]
         look = d.pick(("environ", "key_id", "fixture", "none"))
+        model = d.pick(members)
+        model_name = model.words.get("name") or function_name(b)
         if look == "environ":
-            env = var.upper()
-            b.entry("environ", (v.placeholder(f'os.environ.get("{env}")', "environ"), False), name=f"{name}_from_env", var=var, use=use)
+            env = model["var"].upper()
+            b.entry("environ", (v.placeholder(f'os.environ.get("{env}")', "environ"), False), name=f"{model_name}_from_env", var=model["var"], use=model.words.get("use") or d.pick(tuple(USES)))
         elif look == "key_id":
-            b.entry("assign", (v.UUID, False), var=f"{var}_id")
+            b.entry("assign", (v.UUID, False), var=f"{model['var']}_id")
         elif look == "fixture":
-            model = d.pick([e for e in b.entries if e.group == first.group and e.slots[0].kind in ("house_token", "public_key") or e is first])
             prefix = b.secret_prefix(fmt) if model is first else house.prefix_of(model.slots[0].fmt)
-            b.entry("test", (v.fixture_like(model.slots[0].fmt, d.pick(v.FAKE_STYLES), prefix), False), name=name, var=model["var"])
+            b.entry("test", (v.fixture_like(model.slots[0].fmt, d.pick(v.FAKE_STYLES), prefix), False), name=model_name, var=model["var"])
     return b.done(layout, keep=0.8)
 
 

@@ -14,7 +14,8 @@ from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Mark, Writer
 from redaction_pressure.corpus.families.common import yaml_quote
 
-KINDS = ("stripe_key", "openai_key", "google_api_key", "generic_secret", "slack_token") + ("house_token",) * 10 + ("generic_secret", "jwt")
+KINDS = ("stripe_key", "generic_secret", "generic_secret", "jwt") + ("house_token",) * 10
+"""Only kinds with a public counterpart: every dialect repeats a public id beside the secret."""
 
 
 def draw(b: Builder) -> FamilyDialect:
@@ -25,20 +26,29 @@ def draw(b: Builder) -> FamilyDialect:
     fmt = b.secret_format(kind)
     subject = b.subject(kind, fmt)
     role = b.role(kind, fmt)
-    b.entry("shared", (fmt, True), key=w.spell((subject, *role), case), quote=yaml_quote(fmt.charset, layout["quote"]))
-    for look in d.sample(("id", "setting", "reference", "public"), d.int(1, 3)):
+    first = b.entry("shared", (fmt, True), key=w.spell((subject, *role), case), quote=yaml_quote(fmt.charset, layout["quote"]))
+    # A public id is shared by the services as the secret is: one value, repeated, in every dialect.
+    members = [(subject, *role)]
+    for public, prole in b.publics(fmt) + b.anon(fmt) or [(b.public_like(fmt), b.public_role(fmt))]:
+        b.entry("shared", (public, False), key=w.spell((subject, *prole), case), quote=yaml_quote(public.charset, layout["quote"]), group=first.group)
+        members.append((subject, *prole))
+    house = b.house_for(fmt)
+    if b.world.level.sections and house:
+        # One service holds, under the secret's very key and in its shape, a public id instead
+        # (a browser-side client of the vendor): the service decides, and the first shown
+        # record of the family shows that service.
+        b.entry("twin", (v.house_twin(house), False), key=first["key"], quote=first["quote"], group=first.group)
+        layout["twin"] = d.pick(b.world.services)
+    for look in d.sample(("id", "setting", "reference"), d.int(0, 2)):
+        words = d.pick(members)
         if look == "id":
             b.entry("kv", (v.UUID, False), key=w.spell(("service", "id"), case))
         elif look == "setting":
             suffix, decoy = b.setting()
-            b.entry("kv", (decoy, False), key=w.spell((subject, *role, *suffix), case))
-        elif look == "reference":
-            suffix, decoy = b.reference(subject, (subject, *role))
-            b.entry("kv", (decoy, False), key=w.spell((subject, *role, *suffix), case))
-        elif kind in ("house_token", "stripe_key", "generic_secret"):
-            for public, prole in b.publics(fmt) or [(b.public_like(fmt), b.public_role(fmt))]:
-                # A public id is shared by the services as the secret is: one value, repeated.
-                b.entry("shared", (public, False), key=w.spell((subject, *prole), case), quote=yaml_quote(public.charset, layout["quote"]))
+            b.entry("kv", (decoy, False), key=w.spell((*words, *suffix), case))
+        else:
+            suffix, decoy = b.reference(subject, words)
+            b.entry("kv", (decoy, False), key=w.spell((*words, *suffix), case))
     return b.done(layout, keep=0.8)
 
 
@@ -51,12 +61,19 @@ def write(wr: Writer) -> None:
     wr.line(f"# {layout['header']}.yaml: vendor credentials shared by several services")
     wr.line(f"{layout['header']}:")
     services = d.sample(wr.world.services, d.int(2, 4))
+    twin = next((e for e in wr.entries if e.form == "twin"), None)
+    if twin and (len(wr.entries) == len(wr.family_entries) or d.chance(0.5)) and layout["twin"] not in services:
+        services[d.rng.randrange(len(services))] = layout["twin"]
+    twin_value = twin.slots[0].fmt.draw(d) if twin else ""
     for n, service in enumerate(services):
         wr.line(f"{pad}{service}:")
         wr.line(f"{pad}{pad}endpoint: https://{service}.{wr.world.domain}/v{d.int(1, 3)}")
         for entry in shared:
             q = entry["quote"]
-            wr.line(f"{pad}{pad}{entry['key']}: {q}", Mark(values[id(entry)], entry.slots[0]), q)
+            if twin and service == layout["twin"] and entry.slots[0].secret:
+                wr.line(f"{pad}{pad}{entry['key']}: {q}", Mark(twin_value, twin.slots[0]), q)
+            else:
+                wr.line(f"{pad}{pad}{entry['key']}: {q}", Mark(values[id(entry)], entry.slots[0]), q)
         for entry in others:
             if n == 0 or d.chance(0.5):
                 q = '"' if entry.slots[0].kind in ("secret_reference",) else ""

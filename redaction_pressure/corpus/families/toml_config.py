@@ -12,7 +12,7 @@ from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
-from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, kinds, note
+from redaction_pressure.corpus.families.common import ALLOW_MARKERS, SECTIONS, cluster, kinds, note
 
 KINDS = ("generic_secret", "generic_secret", "stripe_key", "password", "slack_token", "openai_key") + ("house_token",) * 10 + ("generic_secret", "jwt")
 
@@ -40,6 +40,14 @@ def draw(b: Builder) -> FamilyDialect:
         prefix = b.secret_prefix(model.slots[0].fmt) if model.slots[0].secret else house.prefix_of(model.slots[0].fmt)
         fixture = v.fixture_like(model.slots[0].fmt, d.pick(v.FAKE_STYLES), prefix)
         b.entry("kv", (fixture, False), table=layout["fixtures"], key=key)
+    if b.world.level.sections:
+        # The same key, in the same shape, is the vendor's secret in one table and a public
+        # id in its twin table: only the table (shown both ways) says which.
+        secret = next(e for e in b.entries if e.slots[0].kind == "house_token")
+        house = b.house_for(secret.slots[0].fmt)
+        private, public = d.sample([s for s in SECTIONS if s not in tables], 2)
+        secret.words["table"] = f"{private}.{house.vendor}"
+        b.entry("kv", (v.house_twin(house), False), table=f"{public}.{house.vendor}", key=secret["key"], group=secret.group)
     if d.chance(0.5):
         b.entry("kv", (v.UUID, False), table="tenant", key=w.spell(("tenant", "id"), case))
     return b.done(layout, keep=0.7)

@@ -1,0 +1,69 @@
+"""Difficulty levels: `easy`, `standard` (the default) and `hard`, and how a seed names its level.
+
+A level is a fixed set of knobs of the dialect draw (how many vendors and families, which
+role words, how many look-alikes, whether conventions vary with the section a value sits
+in, how values are escaped). Every level keeps the stream's promises: every
+hidden slot is shown, hidden values are fresh, every hidden decoy is told apart by what
+the shown records establish.
+
+A corpus seed carries its level: `seed >> 64` is the level's `code` (0 for standard), so
+`stream(seed)` needs nothing else and a scoring worker that rebuilds records from a seed
+rebuilds the right level. Public and private seeds are below 2**64, so the standard
+level's seeds, and its records, are those of the levels-free corpus.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT = "standard"
+
+
+@dataclass(frozen=True)
+class Level:
+    name: str
+    code: int
+    vendors: tuple[int, int]
+    """How many invented vendors (house token formats) the world has."""
+    families: tuple[int, int]
+    """How many document families a task draws."""
+    plain_roles: bool
+    """Role words say what they name (`client secret`, `publishable key`): no ambiguous names."""
+    lookalikes: int
+    """Look-alike entries a credential cluster draws beyond (or short of) the family's usual number."""
+    sections: bool
+    """A vendor's key is secret in one section of a document and, same shape and same key name,
+    public in another; the task's shown records show it both ways."""
+    escaped: bool
+    """Credentials may sit inside an escaped JSON string of a JSON log line, or percent-encoded in
+    a URL's query string (the span is the text as written). Not yet: values wrapped across lines."""
+
+
+LEVELS: dict[str, Level] = {
+    "easy": Level("easy", 1, vendors=(1, 2), families=(2, 3), plain_roles=True, lookalikes=-1, sections=False, escaped=False),
+    "standard": Level("standard", 0, vendors=(2, 3), families=(3, 5), plain_roles=False, lookalikes=0, sections=False, escaped=False),
+    "hard": Level("hard", 2, vendors=(3, 4), families=(5, 6), plain_roles=False, lookalikes=1, sections=True, escaped=True),
+}
+_BY_CODE = {level.code: level for level in LEVELS.values()}
+
+
+def level(name: str) -> Level:
+    """The level called `name`; a clear error for an unknown one."""
+    if name not in LEVELS:
+        raise ValueError(f"unknown difficulty {name!r}; choose one of {', '.join(LEVELS)}")
+    return LEVELS[name]
+
+
+def level_seed(seed: int, name: str) -> int:
+    """The corpus seed of `seed` at level `name` (standard: `seed` itself)."""
+    if not 0 <= seed < 2**64:
+        raise ValueError(f"a task seed is below 2**64, got {seed}")
+    return (level(name).code << 64) | seed
+
+
+def level_of(seed: int) -> Level:
+    """The level a corpus seed names."""
+    code = seed >> 64
+    if code not in _BY_CODE:
+        raise ValueError(f"seed {seed} names no difficulty level")
+    return _BY_CODE[code]

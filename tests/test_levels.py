@@ -1,0 +1,172 @@
+"""Difficulty levels: each is a corpus of its own, and each keeps the stream's fairness promises."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unittest
+from functools import cache
+
+from realism import key_context, line_of, recognisably_not_secret, shown_convention
+
+from redaction_pressure.api import load_task
+from redaction_pressure.corpus import CORPUS_VERSION, DIFFICULTIES, corpus_version
+from redaction_pressure.spans import Record, Span
+from redaction_pressure.splits import DEV_SIZE, commitment, seed_for
+
+# Pinned like the standard level's digest in test_corpus: a change to a level's generated dev
+# records must come with a new CORPUS_VERSION.
+PINNED_LEVELS = {
+    "easy": ("3-easy", "512ad9dcb22aa42572e2a5d6fe3461f0ba43a92acb3ddf0245c86cbd3a671471"),
+    "hard": ("3-hard", "4b91fd4ff52f479037ddd1bb2622a70ee94d53a96b826d575d23dba03b3cf9e7"),
+}
+# The standard level's dev commitment is the levels-free corpus's: its identity is unchanged.
+STANDARD_DEV_COMMITMENT = "25e0abfb0ab27f094521f80e065467af20394fa8a31781b20de7f8454bbbd88c"
+
+
+@cache
+def level_tasks(level: str):
+    return tuple(load_task("dev", index, difficulty=level) for index in range(DEV_SIZE))
+
+
+def section_of(record: Record, span: Span) -> str:
+    """The section a value sits in: the nearest line above it that opens a TOML table or has less
+    indentation than the value's own line (a YAML parent such as a service); '' when flat."""
+    start = record.text.rfind("\n", 0, span.start) + 1
+    indent = len(record.text[start:]) - len(record.text[start:].lstrip(" "))
+    for line in reversed(record.text[:start].splitlines()):
+        if re.fullmatch(r"\[[^\]]+\]", line.strip()):
+            return line.strip()
+        stripped = line.lstrip(" ")
+        if stripped and len(line) - len(stripped) < indent:
+            return line.strip()
+    return ""
+
+
+def signature(record: Record, span: Span) -> tuple[str, str, str]:
+    """What a careful reader can see of where a value sits: family, section, key context."""
+    return record.family, section_of(record, span), key_context(record, span)
+
+
+class TestLevelIdentity(unittest.TestCase):
+    def test_standard_is_the_default_level_with_an_unchanged_identity(self):
+        """Without a difficulty, tasks are the standard level's: corpus version 3, the split's own commitment."""
+        for index in (0, 17):
+            self.assertEqual(load_task("dev", index), load_task("dev", index, difficulty="standard"))
+        self.assertEqual(corpus_version(), CORPUS_VERSION)
+        self.assertEqual(commitment("dev"), STANDARD_DEV_COMMITMENT)
+        self.assertEqual(seed_for("dev", 5), 1_005)
+
+    def test_each_level_names_itself_in_identity_and_commitment(self):
+        """corpus_version is `3`, `3-easy`, `3-hard`; every level has its own commitment and seeds."""
+        for level in DIFFICULTIES:
+            task = load_task("dev", 0, difficulty=level)
+            self.assertEqual(task.identity["corpus_version"], corpus_version(level))
+            self.assertEqual(task.identity["split_commitment"], commitment("dev", level))
+            self.assertEqual(task.difficulty, level)
+        self.assertEqual([corpus_version(level) for level in ("easy", "standard", "hard")], ["3-easy", "3", "3-hard"])
+        self.assertEqual(len({commitment(split, level) for split in ("train", "dev") for level in DIFFICULTIES}), 6)
+        self.assertEqual(len({seed_for("dev", 0, level) for level in DIFFICULTIES}), 3)
+
+    def test_levels_generate_different_tasks(self):
+        """The same index at two levels is a different task."""
+        prompts = {load_task("dev", 3, difficulty=level).prompt.user for level in DIFFICULTIES}
+        self.assertEqual(len(prompts), 3)
+
+    def test_an_unknown_level_is_refused_by_name(self):
+        """A misspelt difficulty is an error that lists the levels."""
+        with self.assertRaisesRegex(ValueError, "unknown difficulty 'medium'.*easy, standard, hard"):
+            load_task("dev", 0, difficulty="medium")
+
+    def test_dev_digests_are_pinned_per_level(self):
+        """Any change to a level's generated dev records must come with a new CORPUS_VERSION."""
+        for level, pinned in PINNED_LEVELS.items():
+            digest = hashlib.sha256()
+            for task in level_tasks(level):
+                for record in (*task.shown, *task.hidden):
+                    digest.update(record.model_dump_json().encode())
+            with self.subTest(level=level):
+                self.assertEqual((corpus_version(level), digest.hexdigest()), pinned)
+
+
+class TestFairnessAtEveryLevel(unittest.TestCase):
+    def test_every_hidden_slot_is_shown(self):
+        """On every dev task of every level, each slot a hidden record fills appears in the shown records."""
+        for level in DIFFICULTIES:
+            for task in level_tasks(level):
+                shown = {s.slot for r in task.shown for s in (*r.secrets, *r.decoys)}
+                hidden = {s.slot for r in task.hidden for s in (*r.secrets, *r.decoys)}
+                with self.subTest(level=level, task=task.index):
+                    self.assertEqual(sorted(hidden - shown), [])
+
+    def test_every_hidden_decoy_is_told_apart_by_the_shown_records(self):
+        """Every hidden decoy is recognisable by its kind's rule under the conventions the shown
+        records establish, or sits where (family, section, key) the shown records hold only
+        non-secrets."""
+        for level in DIFFICULTIES:
+            for task in level_tasks(level):
+                convention = shown_convention(seed_for("dev", task.index, level), list(task.shown))
+                secret_places = {signature(r, s) for r in task.shown for s in r.secrets}
+                decoy_places = {signature(r, s) for r in task.shown for s in r.decoys}
+                failures = []
+                for n, record in enumerate(task.hidden):
+                    for span in record.decoys:
+                        value, line = record.value(span), line_of(record, span)
+                        if recognisably_not_secret(span.kind, value, line, convention, key_context(record, span)):
+                            continue
+                        place = signature(record, span)
+                        if place in decoy_places and place not in secret_places:
+                            continue
+                        failures.append(f"hidden record {n}: {span.kind} ({span.slot}) at {place}")
+                with self.subTest(level=level, task=task.index):
+                    self.assertEqual(failures, [])
+
+
+    def test_no_hidden_secret_sits_where_the_shown_records_hold_only_public_values(self):
+        """The mirror of the decoy test: no hidden secret sits at a (family, section, key) where the
+        shown records hold non-secrets and no secret; a section no shown record uses (a further
+        service of a repeated config) is read by the shown exception, not guessed against it."""
+        for level in DIFFICULTIES:
+            for task in level_tasks(level):
+                secret_places = {signature(r, s) for r in task.shown for s in r.secrets}
+                decoy_places = {signature(r, s) for r in task.shown for s in r.decoys}
+                failures = [
+                    f"hidden record {n}: {span.kind} ({span.slot}) at {signature(record, span)}"
+                    for n, record in enumerate(task.hidden)
+                    for span in record.secrets
+                    if signature(record, span) in decoy_places - secret_places
+                ]
+                with self.subTest(level=level, task=task.index):
+                    self.assertEqual(failures, [])
+
+
+class TestHardLevel(unittest.TestCase):
+    def test_a_key_is_secret_in_one_section_and_public_in_another(self):
+        """On at least half the hard dev tasks one key holds, in the secret's shape, a secret in one
+        section and a public id in another, and the shown records show it both ways."""
+        varied = 0
+        for task in level_tasks("hard"):
+            secrets = {(r.family, key_context(r, s)) for r in task.shown for s in r.secrets}
+            twins = {(r.family, key_context(r, d)) for r in task.shown for d in r.decoys if d.slot.endswith(":twin")}
+            varied += bool(secrets & twins)
+        self.assertGreaterEqual(varied, DEV_SIZE // 2)
+
+    def test_hard_tasks_have_more_families_than_standard(self):
+        """A hard task draws more families, so each slot gets fewer of the shown records."""
+        count = lambda level: sum(len({r.family for r in t.shown}) for t in level_tasks(level))  # noqa: E731
+        self.assertGreater(count("hard"), count("standard"))
+
+
+class TestEasyLevel(unittest.TestCase):
+    def test_easy_tasks_have_fewer_vendors_and_families(self):
+        """An easy task has one or two vendors and fewer families than a standard one."""
+        from redaction_pressure.corpus import draw_dialect
+
+        for index in range(DEV_SIZE):
+            dialect, _ = draw_dialect(seed_for("dev", index, "easy"), 8)
+            self.assertIn(len(dialect.world.houses), (1, 2))
+            self.assertLessEqual(len(dialect.families), 3)
+
+
+if __name__ == "__main__":
+    unittest.main()
