@@ -1,8 +1,10 @@
 """secrets-audit end to end: vf-eval with a tool-calling stand-in model, then vf-replay.
 
-One vf-eval run plays 18 dev tasks: the oracle on five (one per difficulty and both history
-scenarios; vf-validate runs it on all 52 dev tasks), tasks 13-25 one scripted policy each (three of them the scripted baseline, which must score what
-it scores on the framework-free path); each policy's reward is what the formula says. The
+One vf-eval run plays 14 dev tasks: the oracle on three (one per difficulty, two of them the
+history scenarios; vf-validate runs it on every scenario), and one scripted policy each on
+eleven of tasks 13-25 (one of them the scripted baseline, which must score what it scores on
+the framework-free path, where `test_audit_agent` plays it on every scenario); each policy's
+reward is what the formula says. The
 run is started with a private secret in vf-eval's environment, and one policy dumps every
 environment it can read: the secret must appear in no output.
 
@@ -34,15 +36,18 @@ from redaction_pressure.audit import agent as audit_agent
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 TASKS = 26
-ORACLE_PLAYED = (0, 3, 4, 9, 12)
-"""Through vf-eval the oracle plays one task per difficulty plus both history scenarios
-(git_basics, legacy_audit); `TestValidateCli` runs it on all 52 dev tasks through vf-validate."""
-PLAYED = (*ORACLE_PLAYED, *range(13, TASKS))
+ORACLE_PLAYED = (3, 4, 12)
+"""Through vf-eval the oracle plays one task per difficulty, the easy and hard ones being the two
+history scenarios (git_basics, legacy_audit); `TestValidateCli` runs it on every scenario through
+vf-validate."""
+PLAYED = (*ORACLE_PLAYED, *(i for i in range(13, TASKS) if i not in (21, 24)))
+"""Tasks 21 and 24 (db_migration, deep_logic) had the baseline too; the framework-free tests cover them."""
 CONCURRENT = 6
 """Episodes in flight: each starts a tool server (a Python process importing verifiers, ~5 s
 of CPU) that verifiers waits 180 s for; all 26 at once on 2 busy cores miss that deadline."""
-BASELINE = (21, 23, 24)
-"""Dev tasks the scripted baseline plays (db_migration, microservices, deep_logic)."""
+BASELINE = (23,)
+"""Dev task the scripted baseline plays here (microservices; `test_audit_agent` plays it on
+every scenario on the framework-free path)."""
 
 
 def bash(command: str) -> dict:
@@ -313,21 +318,21 @@ def trace_messages(trace: dict) -> list[dict]:
 
 
 class TestValidateCli(unittest.TestCase):
-    def test_vf_validate_passes_gold_on_every_dev_task(self):
-        """The real vf-validate secrets-audit, subprocess runtime: the oracle (gold) and the untouched repository (noop) check on all 52 dev tasks."""
+    def test_vf_validate_passes_gold_on_every_scenario(self):
+        """The real vf-validate secrets-audit, subprocess runtime: the oracle (gold) and the untouched repository (noop) check on dev tasks 0-12, one per scenario."""
         with tempfile.TemporaryDirectory() as out:
             env = {k: v for k, v in os.environ.items() if k != PRIVATE_ENV}
             env.setdefault("UV_CACHE_DIR", str(Path.home() / ".cache" / "uv"))
             env.update(HOME=out, UV_PYTHON_DOWNLOADS="never")
             run = subprocess.run(
-                [str(BIN / "vf-validate"), "secrets-audit", "--taskset.split", "dev", "-n", "52", "-c", "4",
+                [str(BIN / "vf-validate"), "secrets-audit", "--taskset.split", "dev", "-n", "13", "-c", "4",
                  "--runtime.type", "subprocess", "--no-rich", "-o", out],
                 env=env, cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=900,
             )  # fmt: skip
             self.assertEqual(run.returncode, 0, run.stderr[-2000:])
             (summary,) = Path(out).rglob("summary.json")
             data = json.loads(summary.read_text())
-        self.assertEqual((data["total"], data["valid_rate"]), (52, 1.0))
+        self.assertEqual((data["total"], data["valid_rate"]), (13, 1.0))
         self.assertEqual(data["checks"]["gold"]["valid"], 52)
         self.assertEqual(data["checks"]["noop"]["valid"], 52)
 

@@ -1,0 +1,101 @@
+"""Run the whole suite once, its modules spread over parallel unittest processes.
+
+    uv run python tests/run.py            # two processes (one per core here)
+    uv run python tests/run.py -j 1       # one process, as `python -m unittest discover -s tests -v`
+    uv run python tests/run.py test_api test_rules   # only these modules
+
+Each module runs whole inside one process, so its class fixtures are shared as usual. The
+modules are dealt to the processes heaviest first (by the rough costs below, in seconds on a
+quiet 2-core machine; a module missing from the table counts as light), each process's lines
+are printed as they come, prefixed with its number, and the exit status is non-zero when any
+test failed or errored or any process died. The suite's load and fault tests are built to
+hold on a busy machine, so running beside each other is part of what they check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+COSTS = {
+    "test_audit_e2e": 330, "test_report": 300, "test_audit_attacks": 200, "test_taskset": 175,
+    "test_audit_core": 145, "test_policies": 100, "test_cli": 70, "test_e2e": 65, "test_pool": 55,
+    "test_audit_agent": 50, "test_api": 45, "test_seal": 40, "test_packaging": 40, "test_serving": 40,
+    "test_readme": 35, "test_corpus": 15, "test_levels": 10,
+}  # fmt: skip
+LIGHT = 5
+BOOT = "import sys, unittest; sys.path.insert(0, sys.argv[1]); unittest.main(module=None, argv=['unittest', '-v', *sys.argv[2:]])"
+"""As `python -m unittest discover -s tests` sets things up: the tests folder first on the path,
+the working folder the repository's root, nothing added to the environment children inherit."""
+
+
+def modules(selected: list[str]) -> list[str]:
+    found = sorted(path.stem for path in TESTS.glob("test_*.py"))
+    if not selected:
+        return found
+    unknown = [name for name in selected if name not in found]
+    if unknown:
+        raise SystemExit(f"no test module {', '.join(unknown)} in {TESTS}")
+    return selected
+
+
+def deal(names: list[str], jobs: int) -> list[list[str]]:
+    """Longest first, each module to the process with the least work so far."""
+    shards: list[list[str]] = [[] for _ in range(jobs)]
+    loads = [0] * jobs
+    for name in sorted(names, key=lambda n: -COSTS.get(n, LIGHT)):
+        least = loads.index(min(loads))
+        shards[least].append(name)
+        loads[least] += COSTS.get(name, LIGHT)
+    return [shard for shard in shards if shard]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", help="test modules to run (default: every tests/test_*.py)")
+    parser.add_argument("-j", "--jobs", type=int, default=2, help="parallel unittest processes (default 2)")
+    args = parser.parse_args()
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    shards = deal(modules(args.modules), args.jobs)
+    lock = threading.Lock()
+    processes = []
+    for number, shard in enumerate(shards, 1):
+        print(f"[{number}] {' '.join(shard)}", flush=True)
+        processes.append(
+            subprocess.Popen(
+                [sys.executable, "-c", BOOT, str(TESTS), *shard],
+                cwd=TESTS.parent, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                text=True, errors="replace", env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )  # fmt: skip
+        )
+
+    def relay(number: int, process: subprocess.Popen) -> None:
+        for line in process.stdout:
+            with lock:
+                sys.stdout.write(f"[{number}] {line}")
+                sys.stdout.flush()
+
+    relays = [threading.Thread(target=relay, args=(n, p)) for n, p in enumerate(processes, 1)]
+    for thread in relays:
+        thread.start()
+    try:
+        codes = [process.wait() for process in processes]
+    except KeyboardInterrupt:
+        for process in processes:
+            process.terminate()
+        raise
+    for thread in relays:
+        thread.join()
+    for number, (shard, code) in enumerate(zip(shards, codes), 1):
+        print(f"[{number}] {'passed' if code == 0 else f'FAILED (exit {code})'}: {' '.join(shard)}")
+    return 0 if all(code == 0 for code in codes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
