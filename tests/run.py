@@ -4,8 +4,9 @@
     uv run python tests/run.py -j 1       # one process, as `python -m unittest discover -s tests -v`
     uv run python tests/run.py test_api test_rules   # only these modules
 
-Each module runs whole inside one process, so its class fixtures are shared as usual. The
-modules are dealt to the processes heaviest first (by the rough costs below, in seconds on a
+Each module runs whole inside one process, so its class fixtures are shared as usual. Modules
+in ALONE run first, one at a time with nothing beside them; the others are then dealt to the
+processes heaviest first (by the rough costs below, in seconds on a
 quiet 2-core machine; a module missing from the table counts as light), each process's lines
 are printed as they come, prefixed with its number, and the exit status is non-zero when any
 test failed or errored or any process died. The suite's load and fault tests are built to
@@ -29,6 +30,11 @@ COSTS = {
     "test_readme": 35, "test_corpus": 15, "test_levels": 10,
 }  # fmt: skip
 LIGHT = 5
+ALONE = ("test_audit_attacks",)
+"""Modules whose tests change what every process on the machine runs: the attack suite writes
+a sitecustomize.py and a .pth file into the interpreter's site-packages (as an agent with the
+subprocess runtime can) and plays two at a time on its own. Beside it, other modules' vf-eval,
+vf-validate and tool servers would start with the attacker's code."""
 BOOT = "import sys, unittest; sys.path.insert(0, sys.argv[1]); unittest.main(module=None, argv=['unittest', '-v', *sys.argv[2:]])"
 """As `python -m unittest discover -s tests` sets things up: the tests folder first on the path,
 the working folder the repository's root, nothing added to the environment children inherit."""
@@ -62,10 +68,24 @@ def main() -> int:
     args = parser.parse_args()
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
-    shards = deal(modules(args.modules), args.jobs)
+    names = modules(args.modules)
+    phases = [[[name]] for name in names if name in ALONE]
+    phases.append(deal([name for name in names if name not in ALONE], args.jobs))
+    results: list[tuple[list[str], int]] = []
+    number = 0
+    for shards in phases:
+        results += run_together(shards, number)
+        number += len(shards)
+    for number, (shard, code) in enumerate(results, 1):
+        print(f"[{number}] {'passed' if code == 0 else f'FAILED (exit {code})'}: {' '.join(shard)}")
+    return 0 if all(code == 0 for _, code in results) else 1
+
+
+def run_together(shards: list[list[str]], first: int) -> list[tuple[list[str], int]]:
+    """Run each shard in its own unittest process at once; print their lines as they come."""
     lock = threading.Lock()
     processes = []
-    for number, shard in enumerate(shards, 1):
+    for number, shard in enumerate(shards, first + 1):
         print(f"[{number}] {' '.join(shard)}", flush=True)
         processes.append(
             subprocess.Popen(
@@ -81,7 +101,7 @@ def main() -> int:
                 sys.stdout.write(f"[{number}] {line}")
                 sys.stdout.flush()
 
-    relays = [threading.Thread(target=relay, args=(n, p)) for n, p in enumerate(processes, 1)]
+    relays = [threading.Thread(target=relay, args=(n, p)) for n, p in enumerate(processes, first + 1)]
     for thread in relays:
         thread.start()
     try:
@@ -92,9 +112,7 @@ def main() -> int:
         raise
     for thread in relays:
         thread.join()
-    for number, (shard, code) in enumerate(zip(shards, codes), 1):
-        print(f"[{number}] {'passed' if code == 0 else f'FAILED (exit {code})'}: {' '.join(shard)}")
-    return 0 if all(code == 0 for code in codes) else 1
+    return list(zip(shards, codes))
 
 
 if __name__ == "__main__":

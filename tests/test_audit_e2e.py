@@ -333,8 +333,8 @@ class TestValidateCli(unittest.TestCase):
             (summary,) = Path(out).rglob("summary.json")
             data = json.loads(summary.read_text())
         self.assertEqual((data["total"], data["valid_rate"]), (13, 1.0))
-        self.assertEqual(data["checks"]["gold"]["valid"], 52)
-        self.assertEqual(data["checks"]["noop"]["valid"], 52)
+        self.assertEqual(data["checks"]["gold"]["valid"], 13)
+        self.assertEqual(data["checks"]["noop"]["valid"], 13)
 
 
 if __name__ == "__main__":

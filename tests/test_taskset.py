@@ -13,7 +13,7 @@ import unittest
 from pathlib import Path
 
 import verifiers.v1 as vf
-from cases import BAD_ANSWERS, OTHER_SECRET, TEST_SECRET, captured_logs, child_pids, longest_dev_task, private_secret
+from cases import HANG_SECONDS, BAD_ANSWERS, OTHER_SECRET, TEST_SECRET, captured_logs, child_pids, longest_dev_task, private_secret
 from pydantic import ValidationError
 from verifiers.v1.utils.loaders import default_harness_id, taskset_class
 
@@ -245,7 +245,8 @@ class TestLoad(unittest.TestCase):
         self.assertTrue(all(t.reward == 1.0 for t in crowded[11:]))
 
 
-def _burn(stop) -> None:
+def _burn(stop, burning) -> None:
+    burning.release()
     while not stop.is_set():
         sum(range(10_000))
 
@@ -285,16 +286,20 @@ class TestFaultsAndLoad(unittest.TestCase):
         import multiprocessing
 
         context = multiprocessing.get_context("spawn")
-        stop = context.Event()
-        burners = [context.Process(target=_burn, args=(stop,), daemon=True) for _ in range(2)]
+        stop, burning = context.Event(), context.Semaphore(0)
+        burners = [context.Process(target=_burn, args=(stop, burning), daemon=True) for _ in range(2)]
         for burner in burners:
             burner.start()
         try:
+            # Both burn before the episodes start (a spawned process imports this module first).
+            self.assertTrue(all(burning.acquire(timeout=HANG_SECONDS) for _ in burners), "the burners did not start")
             loaded = self.concurrently()
         finally:
             stop.set()
             for burner in burners:
-                burner.join(10)
+                burner.join(HANG_SECONDS)
+                if burner.is_alive():
+                    burner.kill()
         self.assertEqual(loaded, self.quiet)
 
     def test_killed_scan_workers_change_no_reward(self):
@@ -309,7 +314,7 @@ class TestFaultsAndLoad(unittest.TestCase):
         rng = random.Random(7)
 
         def killer() -> None:
-            while not stop.wait(rng.uniform(0.5, 1.5)):
+            while not stop.wait(rng.uniform(1.0, 3.0)):
                 children = child_pids(os.getpid(), "redaction_pressure.worker")
                 if children:
                     victim = int(rng.choice(children))
