@@ -315,8 +315,11 @@ def served(tasks, replies, reference, args) -> None:
     print(f"  {killer.summary()}; scan-worker processes started after warm-up: {replacements}")
     print(f"  env-server workers killed: {len(env_kills)}")
     print(f"  lost {len(lost)}, errored {len(errored)}, reward or error codes changed {len(changed)} (of {len(tasks)})")
-    for n in (lost + errored + changed)[:5]:
+    for n in (lost + errored)[:5]:
         print(f"    episode {n}: {results[n]!r:.300}")
+    for n in changed[:5]:
+        got = outcome(results[n].reward, [e["detail"] if e["code"] == "resource_exhausted" else e["code"] for e in results[n].info.get("redaction_errors", [])])
+        print(f"    episode {n} ({replies[n][0]}): quiet {reference[n]}, served {got}")
     by_role: dict[str, list[float]] = {}
     for pid, peak in peaks.items():
         by_role.setdefault("broker (serve-env)" if pid == server.pid else role(seen.get(pid, "")), []).append(peak)
