@@ -35,9 +35,9 @@ ALONE = ("test_audit_attacks",)
 a sitecustomize.py and a .pth file into the interpreter's site-packages (as an agent with the
 subprocess runtime can) and plays two at a time on its own. Beside it, other modules' vf-eval,
 vf-validate and tool servers would start with the attacker's code."""
-BOOT = "import sys, unittest; sys.path.insert(0, sys.argv[1]); unittest.main(module=None, argv=['unittest', '-v', *sys.argv[2:]])"
-"""As `python -m unittest discover -s tests` sets things up: the tests folder first on the path,
-the working folder the repository's root, nothing added to the environment children inherit."""
+SLOWEST = 12
+"""How many of a process's slowest test classes it names when it ends (with their wall time,
+class fixtures included), to see where the suite's time goes."""
 
 
 def modules(selected: list[str]) -> list[str]:
@@ -65,7 +65,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help="test modules to run (default: every tests/test_*.py)")
     parser.add_argument("-j", "--jobs", type=int, default=2, help="parallel unittest processes (default 2)")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        return run_modules(args.modules)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     names = modules(args.modules)
@@ -89,7 +92,7 @@ def run_together(shards: list[list[str]], first: int) -> list[tuple[list[str], i
         print(f"[{number}] {' '.join(shard)}", flush=True)
         processes.append(
             subprocess.Popen(
-                [sys.executable, "-c", BOOT, str(TESTS), *shard],
+                [sys.executable, str(Path(__file__).resolve()), "--child", *shard],
                 cwd=TESTS.parent, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 text=True, errors="replace", env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )  # fmt: skip
@@ -113,6 +116,33 @@ def run_together(shards: list[list[str]], first: int) -> list[tuple[list[str], i
     for thread in relays:
         thread.join()
     return list(zip(shards, codes))
+
+
+def run_modules(names: list[str]) -> int:
+    """One unittest process, as `python -m unittest discover -s tests` sets things up (the tests
+    folder first on the path, the repository's root the working folder, nothing added to the
+    environment children inherit); it ends by naming its slowest test classes."""
+    import time
+    import unittest
+
+    sys.path.insert(0, str(TESTS))
+    spent: dict[str, float] = {}
+
+    class Timed(unittest.TextTestResult):
+        mark = time.monotonic()
+
+        def stopTest(self, test: unittest.TestCase) -> None:
+            super().stopTest(test)
+            now = time.monotonic()  # since the last test ended: the class's fixtures count too
+            name = f"{type(test).__module__}.{type(test).__qualname__}"
+            spent[name] = spent.get(name, 0.0) + now - Timed.mark
+            Timed.mark = now
+
+    suite = unittest.defaultTestLoader.loadTestsFromNames(names)
+    result = unittest.TextTestRunner(verbosity=2, resultclass=Timed).run(suite)
+    slowest = sorted(spent.items(), key=lambda item: -item[1])[:SLOWEST]
+    print("slowest classes: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in slowest), flush=True)
+    return 0 if result.wasSuccessful() else 1
 
 
 if __name__ == "__main__":
