@@ -24,7 +24,8 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 COSTS = {
-    "test_audit_e2e": 330, "test_report": 300, "test_audit_attacks": 200, "test_taskset": 175,
+    "test_report": 300, "test_audit_e2e": 210, "test_audit_attacks": 200, "test_taskset": 175,
+    "test_audit_attacks_e2e": 170,
     "test_audit_core": 145, "test_policies": 100, "test_cli": 70, "test_e2e": 65, "test_pool": 55,
     "test_audit_agent": 50, "test_api": 45, "test_seal": 40, "test_packaging": 40, "test_serving": 40,
     "test_readme": 35, "test_corpus": 15, "test_levels": 10,
