@@ -135,7 +135,7 @@ class TestBaselinesCommand(unittest.TestCase):
         result = run("baselines", "--split", "dev", "--size", "2", "--difficulty", "hard", "--policy", "oracle", "--json")
         self.assertEqual(result.returncode, 0, result.stderr)
         data = json.loads(result.stdout)
-        self.assertEqual(data["environment"]["corpus_version"], "3-hard")
+        self.assertEqual(data["environment"]["corpus_version"], "4-hard")
         self.assertEqual(data["split_commitment"], commitment("dev", "hard"))
         self.assertEqual(data["ladder"][0]["reward"], 1.0)
         self.assertNotEqual(run("baselines", "--difficulty", "medium").returncode, 0)
@@ -180,7 +180,7 @@ class TestExport(unittest.TestCase):
             self.assertEqual(result.returncode, 0, result.stderr)
             row = json.loads((out / "dev.jsonl").read_text().splitlines()[0])
         task = load_task("dev", 0, difficulty="easy")
-        self.assertEqual((row["id"], row["difficulty"], row["corpus_version"]), ("dev-easy-00000", "easy", "3-easy"))
+        self.assertEqual((row["id"], row["difficulty"], row["corpus_version"]), ("dev-easy-00000", "easy", "4-easy"))
         self.assertEqual(row["user_prompt"], task.prompt.user)
 
     def test_private_eval_is_refused(self):
@@ -311,7 +311,7 @@ class TestServePolicy(unittest.TestCase):
             url = line.split()[-1]
             models = json.loads(urllib.request.urlopen(url + "/models", timeout=30).read())
             self.assertEqual([m["id"] for m in models["data"]], ["induction"])
-            task = load_task("dev", 5)
+            task = load_task("dev", 6)
             expected = policies.reply(PROMPT_POLICIES["induction"](task.prompt.user))
             for stream in (False, True):
                 body = {"model": "induction", "stream": stream, "messages": [

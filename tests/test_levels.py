@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import re
+import statistics
 import unittest
 from functools import cache
+from pathlib import Path
 
 from realism import key_context, line_of, recognisably_not_secret, shown_convention
 
-from redaction_pressure.api import load_task
+from redaction_pressure.api import load_task, score_reply
+from redaction_pressure.scanner import scan
 from redaction_pressure.corpus import CORPUS_VERSION, DIFFICULTIES, corpus_version
 from redaction_pressure.spans import Record, Span
 from redaction_pressure.splits import DEV_SIZE, commitment, seed_for
@@ -17,8 +20,8 @@ from redaction_pressure.splits import DEV_SIZE, commitment, seed_for
 # Pinned like the standard level's digest in test_corpus: a change to a level's generated dev
 # records must come with a new CORPUS_VERSION.
 PINNED_LEVELS = {
-    "easy": ("3-easy", "512ad9dcb22aa42572e2a5d6fe3461f0ba43a92acb3ddf0245c86cbd3a671471"),
-    "hard": ("3-hard", "4b91fd4ff52f479037ddd1bb2622a70ee94d53a96b826d575d23dba03b3cf9e7"),
+    "easy": ("4-easy", "2366fd84a88be08badc6e23692185fb8feef13ea59cb5a20c5ddee13a7157372"),
+    "hard": ("4-hard", "9acf90cbfd8322b8d3c8b9d8f59e8eb097380dad8045843e2511987bae6aef97"),
 }
 # The standard level's dev commitment is the levels-free corpus's: its identity is unchanged.
 STANDARD_DEV_COMMITMENT = "25e0abfb0ab27f094521f80e065467af20394fa8a31781b20de7f8454bbbd88c"
@@ -50,7 +53,7 @@ def signature(record: Record, span: Span) -> tuple[str, str, str]:
 
 class TestLevelIdentity(unittest.TestCase):
     def test_standard_is_the_default_level_with_an_unchanged_identity(self):
-        """Without a difficulty, tasks are the standard level's: corpus version 3, the split's own commitment."""
+        """Without a difficulty, tasks are the standard level's: corpus version 4, the split's own commitment."""
         for index in (0, 17):
             self.assertEqual(load_task("dev", index), load_task("dev", index, difficulty="standard"))
         self.assertEqual(corpus_version(), CORPUS_VERSION)
@@ -58,13 +61,13 @@ class TestLevelIdentity(unittest.TestCase):
         self.assertEqual(seed_for("dev", 5), 1_005)
 
     def test_each_level_names_itself_in_identity_and_commitment(self):
-        """corpus_version is `3`, `3-easy`, `3-hard`; every level has its own commitment and seeds."""
+        """corpus_version is `4`, `4-easy`, `4-hard`; every level has its own commitment and seeds."""
         for level in DIFFICULTIES:
             task = load_task("dev", 0, difficulty=level)
             self.assertEqual(task.identity["corpus_version"], corpus_version(level))
             self.assertEqual(task.identity["split_commitment"], commitment("dev", level))
             self.assertEqual(task.difficulty, level)
-        self.assertEqual([corpus_version(level) for level in ("easy", "standard", "hard")], ["3-easy", "3", "3-hard"])
+        self.assertEqual([corpus_version(level) for level in ("easy", "standard", "hard")], ["4-easy", "4", "4-hard"])
         self.assertEqual(len({commitment(split, level) for split in ("train", "dev") for level in DIFFICULTIES}), 6)
         self.assertEqual(len({seed_for("dev", 0, level) for level in DIFFICULTIES}), 3)
 
@@ -140,6 +143,22 @@ class TestFairnessAtEveryLevel(unittest.TestCase):
                     self.assertEqual(failures, [])
 
 
+CONSTANT_TARGETS = {"easy": 0.55, "standard": 0.50, "hard": 0.45}
+"""The most a prompt-blind constant answer may score on a level's dev split (issue 18)."""
+DATA = Path(__file__).with_name("data")
+
+
+class TestBlindAnswers(unittest.TestCase):
+    def test_the_red_teams_constant_replies_stay_under_each_levels_target(self):
+        """Corpus 3's red team replies (tests/data/redteam3_<level>.json: every key=value with
+        world-knowledge filters, and on easy the role words) score at most the level's target on dev."""
+        for level, target in CONSTANT_TARGETS.items():
+            reply = (DATA / f"redteam3_{level}.json").read_text()
+            mean = statistics.fmean(score_reply(task, reply, scanner=scan).reward for task in level_tasks(level))
+            with self.subTest(level=level):
+                self.assertLessEqual(mean, target)
+
+
 class TestHardLevel(unittest.TestCase):
     def test_a_key_is_secret_in_one_section_and_public_in_another(self):
         """On at least half the hard dev tasks one key holds, in the secret's shape, a secret in one
@@ -166,6 +185,27 @@ class TestEasyLevel(unittest.TestCase):
             dialect, _ = draw_dialect(seed_for("dev", index, "easy"), 8)
             self.assertIn(len(dialect.world.houses), (1, 2))
             self.assertLessEqual(len(dialect.families), 3)
+
+    def test_easy_role_words_mean_one_thing_per_task_and_nothing_across_tasks(self):
+        """Within an easy task no role word names both a secret and a public id (the shown records
+        settle it cleanly); across tasks each word names secrets in some tasks and public ids in
+        others, so a blind answer reads nothing from the word."""
+        from redaction_pressure.corpus import draw_dialect
+
+        as_secret: set[tuple[str, ...]] = set()
+        as_public: set[tuple[str, ...]] = set()
+        for index in range(DEV_SIZE):
+            world = draw_dialect(seed_for("dev", index, "easy"), 8)[0].world
+            houses = (*world.houses, world.internal)
+            secret_words = {h.secret_role for h in houses}
+            public_words = {role for h in houses for role in h.public_roles}
+            with self.subTest(task=index):
+                self.assertEqual(secret_words & public_words, set())
+                self.assertLessEqual(secret_words, set(world.secret_roles))
+                self.assertLessEqual(public_words, set(world.public_roles))
+            as_secret |= secret_words
+            as_public |= public_words
+        self.assertGreaterEqual(len(as_secret & as_public), 10)
 
 
 if __name__ == "__main__":

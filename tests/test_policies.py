@@ -48,10 +48,12 @@ class TestBaselinePolicies(unittest.TestCase):
             self.assertEqual(score_reply(task, policies.reply(rules)).reward, 0.0)
 
     def test_prefix_policy_uses_the_prompts_key_prefixes(self):
-        """The prefix policy keeps known prefixes such as ghp_, sk_live_, xoxb- and AKIA."""
+        """The prefix policy keeps known prefixes such as ghp_, sk_live_ (or rk_live_), xoxb- and AKIA."""
         seen = {rule.pattern.split("[", 1)[0] for task in self.tasks for rule in policies.prefix_rules(task.shown)}
-        for prefix in ("ghp_", "sk_live_", "xoxb\\-", "AKIA", "npm_", "glpat\\-", "github_pat_"):
+        for prefix in ("ghp_", "xoxb\\-", "AKIA", "npm_", "glpat\\-", "github_pat_"):
             self.assertIn(prefix, seen)
+        # Stripe's secret prefix is whichever the tasks drew (live, restricted or test).
+        self.assertTrue(seen & {"sk_live_", "rk_live_", "sk_test_"})
 
     def test_scanner_rules_come_from_detect_secrets(self):
         """The scanner policy reads detect-secrets' patterns from the installed package."""
@@ -114,6 +116,25 @@ class TestConstant(unittest.TestCase):
         pattern = regex.compile(pieces[0] + r"[^\s\"]+")
         self.assertEqual([m.group() for m in pattern.finditer(text)], ["zx-live-AbCdEf0123456789"])
         self.assertEqual([m.group() for m in pattern.finditer(text.replace('get("ZORVEX_API_KEY")', 'get("OTHER_KEY")'))], [])
+
+    def test_world_knowledge_atoms_are_candidates_like_a_red_teams(self):
+        """The fitter's pool holds a red team's generic atom: every key=value, escaped quotes too,
+        skipping what general knowledge calls public or fake (anon JWTs, pk_ keys, placeholders,
+        references, digit-free settings, EXAMPLE values, allowlisted lines)."""
+        task = load_task("train", 0)
+        pool = constant.mine([(task.shown, task.hidden)])
+        for atom in constant.WORLD_KNOWLEDGE:
+            self.assertIn(atom, pool)
+        anon = "eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoiYW5vbiJ9.c2lnbmF0dXJlMTIz"
+        text = (
+            '{"body": "{\\"zx_api_key\\": \\"zx-k-Ab12Cd34Ef56Gh78\\"}"}\n'
+            "ZX_TOKEN=zx-u-9Xy8Wv7Ut6Sr5Qp4\n"
+            f"ANON_KEY={anon}\nSTRIPE_PUBLISHABLE_KEY=pk_live_51Abc123def456\n"
+            "STAGING_API_KEY=${ZX_API_KEY}\nTOKEN_ALGORITHM=HS256abcd\n"
+            "EXAMPLE_KEY=AKIAIOSFODNN7EXAMPLE\nTEST_TOKEN=zx-t-1a2b3c4d5e6f7g8h  # pragma: allowlist secret\n"
+        )
+        found = [m.group() for m in regex.finditer(constant.WORLD_KNOWLEDGE[0], text)]
+        self.assertEqual(found, ["zx-k-Ab12Cd34Ef56Gh78", "zx-u-9Xy8Wv7Ut6Sr5Qp4"])
 
     def test_fitting_selects_rules_that_help_on_train(self):
         """Fitting on a few train tasks gives valid rules that score above the empty answer there."""

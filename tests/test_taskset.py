@@ -217,9 +217,10 @@ class TestLoad(unittest.TestCase):
         """A budget-hungry but valid answer scores identically alone and among 16 concurrent episodes, 10 hostile."""
         dev = tasks("dev")
         task = dev[longest_dev_task().index]
-        # Valid, and spends a good share of the matching budget on quadratic scans.
+        # Valid, and spends a good share of the matching budget on a quadratic scan (one: corpus
+        # 4's longest records would exhaust the budget with three).
         heavy = json.loads(oracle_reply(task))
-        heavy["rules"] += [{"pattern": r"(?s).*.*(?<=\x00)", "replacement": ""}] * 3
+        heavy["rules"] += [{"pattern": r"(?s).*.*(?<=\x00)", "replacement": ""}]
         answer = json.dumps(heavy)
         alone = scored(task, answer)
         self.assertEqual(alone.info["redaction_errors"], [])
@@ -338,7 +339,7 @@ class TestDifficulty(unittest.TestCase):
         """`difficulty="hard"` loads hard tasks with their own identity, and a worker scores them at that level."""
         task = tasks("dev", size=2, difficulty="hard")[1]
         self.assertEqual(task.data.difficulty, "hard")
-        self.assertEqual(task.data.environment["corpus_version"], "3-hard")
+        self.assertEqual(task.data.environment["corpus_version"], "4-hard")
         self.assertEqual(task.data.prompt, load_task("dev", 1, difficulty="hard").prompt.user)
         self.assertNotEqual(task.data.prompt, load_task("dev", 1).prompt.user)
         hidden = load_task("dev", 1, difficulty="hard").hidden
@@ -352,7 +353,7 @@ class TestDifficulty(unittest.TestCase):
     def test_the_default_difficulty_is_standard(self):
         """Without a difficulty the taskset is the standard level's, with ids as before."""
         task = tasks("dev", size=1)[0]
-        self.assertEqual((task.data.difficulty, task.data.id, task.data.environment["corpus_version"]), ("standard", "dev-00000", "3"))
+        self.assertEqual((task.data.difficulty, task.data.id, task.data.environment["corpus_version"]), ("standard", "dev-00000", "4"))
 
     def test_an_unknown_difficulty_is_refused(self):
         """A misspelt level is a configuration error."""

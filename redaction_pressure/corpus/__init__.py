@@ -18,12 +18,12 @@ from redaction_pressure.corpus.levels import DEFAULT as DEFAULT_DIFFICULTY
 from redaction_pressure.corpus.levels import LEVELS, level_of, level_seed
 from redaction_pressure.corpus.stream import draw_dialect, stream
 
-CORPUS_VERSION = "3"
+CORPUS_VERSION = "4"
 DIFFICULTIES = tuple(LEVELS)
 
 
 def corpus_version(difficulty: str = DEFAULT_DIFFICULTY) -> str:
-    """The corpus version a level's tasks record: `3` for standard, `3-easy`, `3-hard`."""
+    """The corpus version a level's tasks record: `4` for standard, `4-easy`, `4-hard`."""
     if difficulty not in LEVELS:
         raise ValueError(f"unknown difficulty {difficulty!r}; choose one of {', '.join(LEVELS)}")
     return CORPUS_VERSION if difficulty == DEFAULT_DIFFICULTY else f"{CORPUS_VERSION}-{difficulty}"

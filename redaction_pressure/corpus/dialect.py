@@ -2,8 +2,9 @@
 
 The dialect is drawn once per task from `Draw.derived(seed, "dialect")`:
 
-- a `World`: the organisation, its services, one or two invented vendors with house
-  token formats (`House`), password policies and user names, shared by every family;
+- a `World`: the organisation, its services, its invented vendors with house token
+  formats (`House`; as many as the level draws), password policies and user names,
+  shared by every family;
 - 3 to 5 families, and for each a `FamilyDialect`: layout choices (quoting, case style,
   comment syntax, ...) and its entries. An entry is one structural unit of a document
   (a `KEY=value` line, an AWS credentials block, a connection string) with its wording
@@ -83,6 +84,10 @@ class World:
     users: tuple[str, ...]
     level: Level = LEVELS["standard"]
     """The task's difficulty level (see `levels.py`)."""
+    secret_roles: tuple[tuple[str, ...], ...] = ()
+    """At a level with `task_roles`: the names that, in this task, name secrets (else empty)."""
+    public_roles: tuple[tuple[str, ...], ...] = ()
+    """At a level with `task_roles`: the names that, in this task, name public ids."""
 
     @property
     def domain(self) -> str:
@@ -111,26 +116,16 @@ MARKERS = ("app", "cli", "web", "srv", "api", "v1", "v2", "x", "s", "k", "m", "l
 """Prefix markers. Each marks a secret for some vendors and a public id for others."""
 
 
-def _house_roles(d: Draw, plain: bool = False) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
-    """A vendor's naming convention for its secret and its one or two public identifiers. The
-    names are ambiguous (`api key`, `token`, `access key`): secret for one vendor, public for
-    another; with `plain` (the easy level) they say what they name (`client secret`, `site key`)."""
-    if plain:
-        secret = d.pick(w.SECRET_ONLY_ROLES)
-        return secret, tuple(d.sample(w.PUBLIC_ONLY_ROLES, d.pick((1, 1, 2))))
-    # Only ambiguous names: a secret-only or public-only name would say what the shown records
-    # are there to establish (and a blind answer would read it).
-    # (Each `d.chance` is the draw corpus 2 made to choose a secret- or public-only name, kept
-    # so that every later choice of the dialect, its families first, stays as it was.)
-    d.chance(0.85)
-    secret = d.pick(w.AMBIGUOUS_ROLES)
-    publics: list[tuple[str, ...]] = []
-    wanted = d.pick((1, 2, 2, 2, 2, 2, 2, 2, 3, 3))
-    while len(publics) < wanted:
-        d.chance(0.95)
-        public = d.pick(w.AMBIGUOUS_ROLES)
-        if public != secret and public not in publics:
-            publics.append(public)
+def _house_roles(d: Draw, level: Level, pools: tuple[tuple, tuple] | None = None) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """A vendor's naming convention for its secret and its public identifiers. The names are
+    ambiguous (`api key`, `token`, `access key`): secret for one vendor, public for another. With
+    `pools` (the easy level: the task's secret names and public names) the secret is named from
+    the first and the public ids from the second, so a name means one thing within the task."""
+    wanted = d.pick(level.publics)
+    secrets, publics_pool = pools if pools else (w.AMBIGUOUS_ROLES, w.AMBIGUOUS_ROLES)
+    secret = d.pick(secrets)
+    candidates = [role for role in publics_pool if role != secret]
+    publics = d.sample(candidates, min(wanted, len(candidates)))
     return secret, tuple(publics)
 
 
@@ -148,10 +143,10 @@ def _prefixes(d: Draw, abbr: str, publics: int) -> tuple[str, tuple[str, ...]]:
     return made[0], tuple(made[1:])
 
 
-def draw_house(d: Draw, taken: set[str], internal: str | None = None, plain: bool = False) -> House:
+def draw_house(d: Draw, taken: set[str], level: Level, internal: str | None = None, pools: tuple[tuple, tuple] | None = None) -> House:
     """An invented vendor's token format and naming convention; with `internal`, the format an
     internal service uses for its credentials (no prefix: a generic alphabet and length)."""
-    secret_role, public_roles = _house_roles(d, plain)
+    secret_role, public_roles = _house_roles(d, level, pools)
     if internal:
         vendor, secret, publics = internal, "", ("",) * len(public_roles)
         alphabet = d.pick(("hex", "base62", "base64", "urlsafe", "lower"))
@@ -181,8 +176,14 @@ def draw_house(d: Draw, taken: set[str], internal: str | None = None, plain: boo
 def draw_world(d: Draw, level: Level = LEVELS["standard"]) -> World:
     taken: set[str] = set()
     houses = []
+    pools: tuple[tuple, tuple] | None = None
+    if level.task_roles:
+        # The task's one split of the ambiguous names: two or three name secrets, the rest public ids.
+        names = d.shuffled(w.AMBIGUOUS_ROLES)
+        split = d.int(2, 3)
+        pools = (tuple(names[:split]), tuple(names[split:]))
     for _ in range(d.int(*level.vendors)):
-        house = draw_house(d, taken, plain=level.plain_roles)
+        house = draw_house(d, taken, level, pools=pools)
         taken.add(house.vendor)
         houses.append(house)
     symbols = "".join(d.sample(v.PASSWORD_SYMBOLS, d.int(0, 5)))
@@ -192,7 +193,7 @@ def draw_world(d: Draw, level: Level = LEVELS["standard"]) -> World:
         env=d.pick(w.ENVIRONMENTS),
         services=tuple(d.sample(w.SERVICES, 5)),
         houses=tuple(houses),
-        internal=draw_house(d, taken, internal=d.pick(w.SERVICES), plain=level.plain_roles),
+        internal=draw_house(d, taken, level, internal=d.pick(w.SERVICES), pools=pools),
         jwt=v.JwtStyle(
             issuer=d.pick((f"https://{d.chars('abcdefghijklmnopqrstuvwxyz', 20)}.supabase.co/auth/v1", "supabase", "auth", f"{d.pick(w.ORGS)}-sso", "https://id.example.internal")),
             order=tuple(d.shuffled(v.JWT_CLAIMS)),
@@ -202,6 +203,8 @@ def draw_world(d: Draw, level: Level = LEVELS["standard"]) -> World:
         url_password=PasswordPolicy(d.int(12, 20), d.int(20, 32), "".join(d.sample("-._~", d.int(0, 2)))),
         users=tuple(d.sample(w.USERS, 3)) + tuple(f"{s}_{d.pick(('app', 'svc', 'rw', 'api'))}" for s in d.sample(w.SERVICES, 2)),
         level=level,
+        secret_roles=pools[0] if pools else (),
+        public_roles=pools[1] if pools else (),
     )
 
 
@@ -293,9 +296,12 @@ class Builder:
             return self.d.pick(w.PASSWORD_ROLES)
         if kind == "base64_credential":
             return self.d.pick(w.CREDENTIAL_ROLES)
+        if self.world.secret_roles:
+            # A name means one thing across the task: every other credential goes by a secret name.
+            return self.d.pick(self.world.secret_roles)
         if kind in ("generic_secret", "jwt"):
-            # Internal services name their secrets like vendors do, often ambiguously.
-            return self.d.pick(w.SECRET_ONLY_ROLES if self.world.level.plain_roles else w.AMBIGUOUS_ROLES)
+            # Internal services name their secrets like vendors do, ambiguously.
+            return self.d.pick(w.AMBIGUOUS_ROLES)
         if kind in ("stripe_key", "openai_key", "google_api_key"):
             return self.d.pick(w.KEY_ROLES + w.SECRET_ROLES[:3])
         return self.d.pick(w.TOKEN_ROLES + w.KEY_ROLES)
@@ -310,14 +316,16 @@ class Builder:
     def public_role(self, secret: Format) -> tuple[str, ...]:
         """Role words for the (first) public look-alike of `secret`."""
         house = self.house_for(secret)
-        return house.public_roles[0] if house else self.d.pick(w.PUBLIC_ROLES)
+        if house:
+            return house.public_roles[0]
+        return self.d.pick(self.world.public_roles or w.PUBLIC_ROLES)
 
     def anon(self, secret: Format) -> list[tuple[Format, tuple[str, ...]]]:
         """For a JWT secret, the task's public anon JWT and its (often ambiguous) role words."""
         if secret.kind != "jwt":
             return []
         while True:
-            role = self.d.pick(w.PUBLIC_ONLY_ROLES if self.world.level.plain_roles else w.AMBIGUOUS_ROLES)
+            role = self.d.pick(self.world.public_roles or w.AMBIGUOUS_ROLES)
             return [(v.jwt("anon", self.world.jwt, kind="public_key"), role)]
 
     def publics(self, secret: Format) -> list[tuple[Format, tuple[str, ...]]]:

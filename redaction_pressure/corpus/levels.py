@@ -27,8 +27,16 @@ class Level:
     """How many invented vendors (house token formats) the world has."""
     families: tuple[int, int]
     """How many document families a task draws."""
-    plain_roles: bool
-    """Role words say what they name (`client secret`, `publishable key`): no ambiguous names."""
+    task_roles: bool
+    """Role words mean one thing across the task: the task splits the ambiguous names once into
+    secret names and public names, which every vendor and internal service then follows (which
+    names are secret is drawn per task, so nothing holds across tasks)."""
+    publics: tuple[int, ...]
+    """How many public ids a vendor (and the internal convention) has, one drawn per vendor: each
+    in the secret's alphabet and length, written wherever the secret is. Their share of the
+    secret-shaped text is what keeps "redact every key=value" from paying."""
+    lone_publics: float
+    """Chance that a later record writes a vendor's public ids where it leaves out their secret."""
     lookalikes: int
     """Look-alike entries a credential cluster draws beyond (or short of) the family's usual number."""
     sections: bool
@@ -40,9 +48,9 @@ class Level:
 
 
 LEVELS: dict[str, Level] = {
-    "easy": Level("easy", 1, vendors=(1, 2), families=(2, 3), plain_roles=True, lookalikes=-1, sections=False, escaped=False),
-    "standard": Level("standard", 0, vendors=(2, 3), families=(3, 5), plain_roles=False, lookalikes=0, sections=False, escaped=False),
-    "hard": Level("hard", 2, vendors=(3, 4), families=(5, 6), plain_roles=False, lookalikes=1, sections=True, escaped=True),
+    "easy": Level("easy", 1, vendors=(1, 2), families=(2, 3), task_roles=True, publics=(2, 3, 3), lone_publics=0.0, lookalikes=-1, sections=False, escaped=False),
+    "standard": Level("standard", 0, vendors=(2, 3), families=(3, 5), task_roles=False, publics=(4, 4, 5), lone_publics=0.6, lookalikes=0, sections=False, escaped=False),
+    "hard": Level("hard", 2, vendors=(3, 4), families=(5, 6), task_roles=False, publics=(8, 9, 10), lone_publics=0.9, lookalikes=1, sections=True, escaped=True),
 }
 _BY_CODE = {level.code: level for level in LEVELS.values()}
 

@@ -100,7 +100,11 @@ def _write(dialect: Dialect, family: FamilyDialect, d: Draw, full: bool) -> Reco
         kept = {g for g in groups if d.chance(family.keep)}
         if not any(e.has_secret and e.group in kept for e in family.entries):
             kept.add(d.pick([e for e in family.entries if e.has_secret]).group)
-        entries = tuple(e for e in family.entries if e.group in kept)
+        # A vendor's public ids also travel without its secret (a client's config, a log line
+        # naming only the app): as often as the level says, an unkept group writes its public ids.
+        lone = dialect.world.level.lone_publics
+        alone = {g for g in groups if g not in kept and lone and d.chance(lone)}
+        entries = tuple(e for e in family.entries if e.group in kept or (e.group in alone and not e.has_secret))
     writer = Writer(d, dialect.world, family, entries)
     FAMILIES[family.family].write(writer)
     return writer.record(family.family)

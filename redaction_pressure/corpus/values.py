@@ -257,8 +257,8 @@ class House:
     secret_role: tuple[str, ...]
     """The words the vendor's secret goes by (`api key` for one vendor, `api secret` for another)."""
     public_roles: tuple[tuple[str, ...], ...]
-    """The words its one or two public identifiers go by: `api key` may be public for one vendor,
-    secret for the next."""
+    """The words its public identifiers go by (as many as the level draws): `api key` may be
+    public for one vendor, secret for the next."""
     alphabet: str
     length: int
     group: int

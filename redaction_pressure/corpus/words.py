@@ -60,20 +60,15 @@ PUBLIC_ROLES = (
 )  # fmt: skip
 ID_ROLES = (("key", "id"), ("client", "id"), ("app", "id"), ("account", "id"), ("token", "id"), ("access", "key", "id"))
 
-# A vendor's two credentials, the secret and the public one, are named from these. The
-# ambiguous names are secret for some vendors and public for others (PostHog's project
-# API key and Pusher's app key are public, SendGrid's API key is secret).
+# A vendor's credentials, the secret and its public ids, are named from these. Every name is
+# secret for some vendors and public for others (PostHog's project API key and Pusher's app key
+# are public, SendGrid's API key is secret), so a name alone says nothing; the task's shown
+# records say which is which. At the easy level a task splits the pool once (`World.secret_roles`,
+# `World.public_roles`): each name then means one thing across the task, but which is drawn anew.
 AMBIGUOUS_ROLES = (
     ("api", "key"), ("key",), ("access", "key"), ("app", "key"), ("token",), ("client", "token"),
-    ("write", "key"), ("api", "token"), ("project", "key"), ("ingest", "key"),
-)  # fmt: skip
-SECRET_ONLY_ROLES = (
-    ("secret",), ("api", "secret"), ("secret", "key"), ("client", "secret"), ("private", "key"),
-    ("auth", "token"), ("admin", "key"), ("master", "key"), ("server", "key"), ("app", "secret"),
-)  # fmt: skip
-PUBLIC_ONLY_ROLES = (
-    ("client", "id"), ("app", "id"), ("public", "key"), ("publishable", "key"), ("site", "key"),
-    ("account", "id"), ("browser", "key"), ("public", "token"), ("search", "key"),
+    ("write", "key"), ("api", "token"), ("project", "key"), ("ingest", "key"), ("sdk", "key"),
+    ("client", "key"), ("service", "token"), ("access", "token"), ("env", "key"), ("license", "key"),
 )  # fmt: skip
 
 # Suffixes that turn a credential's key name into a look-alike's.

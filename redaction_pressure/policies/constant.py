@@ -14,6 +14,11 @@ Fitting (`fit`) has two steps:
    - value shapes: literal prefixes shared by secrets of several tasks, with the union of
      their character classes and their length range; JWTs; PEM blocks;
    - generic heuristics: long mixed tokens, values after `=` or `: `;
+   - world-knowledge atoms as a red team writes them (`WORLD_KNOWLEDGE`): any key=value,
+     escaped quotes included, with filters for what general knowledge calls public or fake
+     (anon JWT claims, `pk_` keys, placeholders, references, digit-free settings, repeated-
+     character fixtures, EXAMPLE, allowlist comments); PEM blocks, DSN and SQL passwords,
+     Kubernetes name/value pairs, AWS key ids;
    - cross-record atoms: the value's key name captured and named again elsewhere in the
      record (a backreference in a lookahead or a variable-length lookbehind: an
      environment look-up, an `_id` sibling, a redacted field of the same name), and
@@ -54,7 +59,7 @@ RULES_FILE = Path(__file__).with_name("constant_rules.json")
 def rules_file(difficulty: str = "standard") -> Path:
     """Where the answer fitted on `difficulty`'s train tasks is committed."""
     return RULES_FILE if difficulty == "standard" else RULES_FILE.with_name(f"constant_rules_{difficulty}.json")
-PRECISION_FLOORS = (0.5, 0.8, 0.9, 0.95)
+PRECISION_FLOORS = (0.0, 0.5, 0.8, 0.9, 0.95)
 COST_LIMIT = 0.2
 """Mean CPU seconds of matching per task the chosen pieces may spend together: a fifth of the
 episode budget, so that the slowest tasks stay well inside it."""
@@ -170,6 +175,33 @@ GENERIC = (
 )
 
 
+# World-knowledge atoms, as a red team writes them (corpus 3's red team: `docs/corpus.md`): every
+# key=value, quoted, unquoted or escaped inside a JSON string, with filters for what general
+# knowledge says is public or fake (an anon JWT's claim, `pk_` keys, placeholders and references,
+# digit-free settings, fixture bodies of one repeated character, EXAMPLE, allowlist comments);
+# and the shapes a scanner knows (DSN and SQL passwords, Kubernetes name/value pairs, AWS ids).
+_WK_FAKE = r"(?![^\s'\"]*?(?:EXAMPLE|(?P<r>.)(?P=r){5}|(?i:fake|dummy|test|notreal|sample)[0x_]|0123456789))(?!.*(?:allowl|leaks:|truffle|nosec|noqa|fixture,))"
+_WK_PUBLIC = r"(?!eyJ[\w-]*\.eyJ[\w-]*(?:Jhbm9u|iYW5vbi|ImFub24i)|pk_|[$<%/]|os\.|process\.|arn:|vault:|\[RED)"
+_WK_VALUE = _WK_PUBLIC + _WK_FAKE + r"(?=[^\s'\"]*\d)[^\s'\"`,;)}\\]{8,}"
+_WK_SEP = r"(?:\\?[\"'])?\s*[:=]\s*(?:\\?[\"'])?(?:Bearer |Token )?"
+_WK_KEY = r"(?:key|token|secret|auth|creds?|credentials|login|bearer|authorization)"
+_WK_PASSWORD = r"(?:password|passwd|pwd|pass)"
+_WK_NOT_TEST = r"(?!(?:test|fake|mock|sample|ci|local|dev|example|staging)[_.-]?)"
+WORLD_KNOWLEDGE = (
+    r"(?i)" + _WK_KEY + _WK_SEP + r"\K" + _WK_VALUE,
+    r"(?i)(?<![\w.-])" + _WK_NOT_TEST + r"[\w.-]{0,30}?" + _WK_KEY + _WK_SEP + r"\K" + _WK_VALUE,
+    r"(?i)" + _WK_PASSWORD + _WK_SEP + r"\K" + _WK_VALUE,
+    r"(?i)(?<![\w.-])[\w.-]{2,40}" + _WK_SEP + r"\K" + _WK_VALUE,
+    r"(?i)name: [\w.-]*?" + _WK_KEY + r"\s*\n\s*value: [\"']?\K" + _WK_VALUE,
+    r"(?i)name: [\w.-]*?" + _WK_PASSWORD + r"\s*\n\s*value: [\"']?\K" + _WK_VALUE,
+    r"(?<=://[A-Za-z0-9_.-]+:)(?![$<%{])[^@\s/'\"]+(?=@)",
+    r"(?i)(?:PASSWORD|IDENTIFIED BY|AS)\s+'\K(?!SCRAM|md5|\*|:)[^'\s]+(?=')",
+    r"-----BEGIN (?:EC |OPENSSH )?PRIVATE KEY-----[A-Za-z0-9+/=\s\\]*?-----END (?:EC |OPENSSH )?PRIVATE KEY-----",
+    r"A[KS]IA" + _WK_FAKE + r"[A-Z2-7]{16}",
+)
+"""Generic atoms of general knowledge, each a whole piece (its own filters, no further guard)."""
+
+
 _ANY = r"[^\x00]"
 """Any character of a record (the fitter joins a task's records with NUL, which no record holds)."""
 
@@ -231,7 +263,7 @@ def mine(tasks: Sequence[tuple[Sequence[Record], Sequence[Record]]], min_tasks: 
     floor = max(min_tasks, len(tasks) // 40)
     triples = [triple for triple, where in seen.items() if len(where) >= floor]
     triples += list(_prefix_shapes(values)) + list(GENERIC) + [("", atom, "") for atom in PREFIX_SHARING]
-    out = []
+    out = [atom for atom in WORLD_KNOWLEDGE if len(atom) + 4 <= MAX_PATTERN_CHARS]
     for left, body, right in dict.fromkeys(triples):
         for guard in GUARDS:
             # Guards after the anchor: a guard scanning ahead from every position would be quadratic.
@@ -397,7 +429,11 @@ def select(
 
     Greedy selection starting from broad pieces gets stuck (a broad piece's recall keeps
     precise pieces from ever helping), so it runs once per precision floor (pieces less
-    precise than the floor on train are left out) and keeps the best run.
+    precise than the floor on train are left out), chooses the floor whose run scores best on
+    the last quarter of the train tasks (held back from that run), and refits it on all of
+    them. The run without a
+    floor is where broad world-knowledge atoms compete (every key=value with its filters: the
+    plateau a hand-fitting red team reaches).
     """
     tasks = [_task(h) for h in hidden]
     pieces: list[_Piece] = []
@@ -420,15 +456,35 @@ def select(
             clean = sum(n for t, b in bits.items() for mask, n in tasks[t].secrets if b & mask == mask)
             cost = (time.thread_time() - started) / len(tasks)
             pieces.append(_Piece(pattern_text, bits, clean / removed if removed else 0.0, cost))
-    best: _Selection | None = None
+    # The floor is chosen on train tasks the greedy run did not see (the last quarter): in
+    # sample, the most precise pieces always look best, and they generalise worst.
+    held = len(tasks) // 4 if len(tasks) >= 8 else 0
+    fitting = len(tasks) - held
+    best: tuple[float, float] | None = None
     for floor in PRECISION_FLOORS:
         allowed = [p for p in pieces if p.precision >= floor]
-        selection = _greedy(allowed, tasks, max_chars)
+        part = [_Piece(p.pattern, {t: b for t, b in p.bits.items() if t < fitting}, p.precision, p.cost) for p in allowed]
+        selection = _greedy([p for p in part if p.bits], tasks[:fitting], max_chars)
+        out_of_sample = selection.mean
+        if held:
+            chosen = {p.pattern for p in selection.chosen}
+            unions = [0] * len(tasks)
+            for p in allowed:
+                if p.pattern in chosen:
+                    for t, b in p.bits.items():
+                        unions[t] |= b
+            out_of_sample = sum(_reward(unions[t], tasks[t]) for t in range(fitting, len(tasks))) / held
         if progress:
-            progress(f"precision floor {floor:.2f}: {len(allowed)} pieces allowed, {len(selection.chosen)} chosen, train reward {selection.mean:.4f}")
-        if best is None or selection.mean > best.mean:
-            best = selection
-    return list(best.chosen) if best else []
+            progress(f"precision floor {floor:.2f}: {len(allowed)} pieces allowed, {len(selection.chosen)} chosen, "
+                     f"reward {selection.mean:.4f} on {fitting} train tasks, {out_of_sample:.4f} on the {held} held back")  # fmt: skip
+        if best is None or out_of_sample > best[1]:
+            best = (floor, out_of_sample)
+    if best is None:
+        return []
+    final = _greedy([p for p in pieces if p.precision >= best[0]], tasks, max_chars)
+    if progress:
+        progress(f"chose precision floor {best[0]:.2f}: refitted on all {len(tasks)} train tasks, reward {final.mean:.4f}")
+    return list(final.chosen)
 
 
 def pack_apart(pieces: Sequence[_Piece]) -> list[Rule]:
