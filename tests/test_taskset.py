@@ -227,7 +227,7 @@ class TestLoad(unittest.TestCase):
         self.assertGreater(alone.metrics["budget_used"], 0.05)
         hostile = [
             json.dumps({"rules": [{"pattern": r"(?s)(.|.)*(?<=\x00)", "replacement": ""}]}),
-            json.dumps({"rules": [{"pattern": r"(?s).*.*.*(?<=\x00)", "replacement": ""}] * 24}),
+            json.dumps({"rules": [{"pattern": r"(?s).*.*(?<=\x00)", "replacement": ""}] * 24}),
         ]
         others = [(task, hostile[i % 2]) if i < 10 else (dev[i], oracle_reply(dev[i])) for i in range(16)]
 
