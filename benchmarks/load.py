@@ -32,8 +32,9 @@ with the plain in-process scanner):
    model, the killer striking scan workers below vf-eval.
 4. **Flips** (`--part flips`). Near-budget answers (valid rules that use most of the
    episode's matching budget) scored `--flip-repeats` times each through a scan pool, with
-   the budget recheck off and on: the share of answers whose verdict is not the same on
-   every run (flip rate), before and after.
+   no budget recheck, one recheck on a fresh worker, and the default rule (up to three runs,
+   the fastest decides): the share of answers whose verdict is not the same on every run
+   (flip rate), and how many differ at least once from their verdict scored alone.
 
 `--kill-env-worker-at S` (served part) also SIGKILLs one env-server worker S seconds
 into the run: no episode may hang or be lost.
@@ -450,23 +451,25 @@ def flips(args) -> None:
             text = policies.reply([*policies.oracle_rules(task.hidden), *[Rule(HUNGRY, "")] * copies])
             quiet = score_reply(task, text, scanner=scan)
             if 0.7 <= quiet.metrics["budget_used"] or any(e.code == "budget_exhausted" for e in quiet.errors):
-                candidates.append((task, text))
+                candidates.append((task, text, quiet.reward))
                 break
         if len(candidates) >= args.flip_tasks:
             break
     print(f"flips: {len(candidates)} near-budget answers, each scored {args.flip_repeats} times, {args.burners} CPU burners")
-    for recheck in (False, True):
-        with ScanPool(workers=2, recheck_budget=recheck) as pool:
-            flipped = 0
-            exhausted = 0
-            for task, text in candidates:
+    rules = (("no recheck", {"budget_runs": 1}), ("one recheck on a fresh worker", {"budget_runs": 2, "rerun_fresh": True}),
+             ("up to 3 runs, the fastest decides (default)", {}))  # fmt: skip
+    for label, settings in rules:
+        with ScanPool(workers=2, **settings) as pool:
+            flipped = changed = exhausted = 0
+            for task, text, quiet in candidates:
                 verdicts = [score_reply(task, text, scanner=pool.scan).reward for _ in range(args.flip_repeats)]
                 flipped += len(set(verdicts)) > 1
+                changed += any(v != quiet for v in verdicts)
                 exhausted += verdicts.count(0.0)
             runs = len(candidates) * args.flip_repeats
-            label = "after (recheck on) " if recheck else "before (recheck off)"
-            print(f"  {label}: {flipped} of {len(candidates)} answers flipped ({flipped / max(1, len(candidates)):.0%}); "
-                  f"{exhausted} of {runs} runs budget_exhausted; {pool.rechecked} rechecks")  # fmt: skip
+            print(f"  {label}: {flipped} of {len(candidates)} answers flipped ({flipped / max(1, len(candidates)):.0%}), "
+                  f"{changed} differ from their quiet verdict at least once; {exhausted} of {runs} runs "
+                  f"budget_exhausted; {pool.rechecked} rechecks")  # fmt: skip
 
 
 def main() -> int:

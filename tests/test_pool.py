@@ -53,6 +53,22 @@ class TestScanPool(unittest.TestCase):
                 self.assertEqual(there.model_dump(exclude={"metrics"}), here.model_dump(exclude={"metrics"}))
                 self.assertEqual(set(there.metrics), set(here.metrics))
 
+    def test_a_close_budget_verdict_gets_every_run_and_a_flood_one(self):
+        """budget_exhausted near the end of the calls runs BUDGET_RUNS times before it stands; one at the first call runs once."""
+        hungry = [Rule(r"(?s).*.*(?<=\x00)", "")]  # quadratic: ~0.08 s on each 6,000-character record
+        budget = Budget(episode=0.3, call=1.0)  # a call never reaches its own cap first
+        close = ["x"] * 16 + ["a" * 6_000] * 5  # ~0.4 s, all of it in the last calls
+        flood = ["a" * 20_000] + ["x"] * 20  # the first call alone is over
+        for texts, runs in ((close, pool_module.BUDGET_RUNS), (flood, 1)):
+            before = self.pool.rechecked
+            result = self.pool.scan(hungry, texts, budget)
+            with self.subTest(runs=runs):
+                self.assertEqual([e.code for e in result.errors], ["budget_exhausted"])
+                self.assertEqual(self.pool.rechecked - before, runs - 1)
+        with ScanPool(workers=1, memory_mb=256, budget_runs=1) as once:
+            self.assertEqual([e.code for e in once.scan(hungry, close, budget).errors], ["budget_exhausted"])
+            self.assertEqual(once.rechecked, 0)
+
     def test_an_exhausted_episode_keeps_its_metrics(self):
         """An episode past its CPU allowance scores 0 with resource_exhausted and the usual metric keys."""
         task = dev_tasks()[0]
