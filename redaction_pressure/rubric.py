@@ -11,13 +11,17 @@ all match spans over all hidden records):
 - validity = 0 on any error, else 1; on an invalid episode nothing counts (R = ∅);
 - reward = validity × (0.35 recall + 0.35 precision + 0.30 clean gate).
 
-Per-kind results are counts on every episode, for every secret kind of the corpus:
-`secrets_<kind>` (labelled secrets of that kind) and `removed_<kind>` (those fully
-removed), 0 where the task has none, so a mean over episodes is a mean count and
-recall of a kind over a run is sum(removed_<kind>) / sum(secrets_<kind>).
+The per-kind metric is on every episode, for every secret kind of the corpus, so that its
+mean over episodes (what vf-eval and trainer dashboards print, reading a missing metric
+as 0) means what it says: `all_removed_<kind>` is 1 when the episode leaves no secret of
+the kind (also when it has none), so its mean is the share of episodes that missed none:
+1.0 on an exact run, lower exactly when some episode left one. The per-kind counts,
+(removed, total) for each kind the episode has, are `Grade.kinds`, kept beside the metrics
+(trace info): a kind's recall over a run is sum(removed) / sum(total).
 
 Bump `REWARD_SCHEMA_VERSION` whenever any of this, the weights or the metric names
-change (4: per-kind `recall_<kind>` became the counts above).
+change (4: per-kind `recall_<kind>` became counts; 5: the counts left the metrics for
+`kinds`, and `all_removed_<kind>` came).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from dataclasses import dataclass, field
 from redaction_pressure.corpus import SECRET_KINDS
 from redaction_pressure.spans import Record
 
-REWARD_SCHEMA_VERSION = "4"
+REWARD_SCHEMA_VERSION = "5"
 WEIGHTS = {"recall": 0.35, "precision": 0.35, "clean_gate": 0.30}
 
 
@@ -43,6 +47,8 @@ class Grade:
     valid: bool
     reward: float
     metrics: dict[str, float] = field(default_factory=dict)
+    kinds: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """(removed, total) secrets of each kind the records hold."""
 
 
 def grade(
@@ -86,6 +92,6 @@ def grade(
         "decoys_touched": float(touched),
     }
     for kind in sorted(set(SECRET_KINDS) | set(total)):
-        metrics[f"secrets_{kind}"] = float(total[kind])
-        metrics[f"removed_{kind}"] = float(gone[kind])
-    return Grade(recall, precision, gate, valid, reward, metrics)
+        metrics[f"all_removed_{kind}"] = 1.0 if gone[kind] == total[kind] else 0.0
+    kinds = {kind: (gone[kind], total[kind]) for kind in sorted(total)}
+    return Grade(recall, precision, gate, valid, reward, metrics, kinds)

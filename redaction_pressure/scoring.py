@@ -37,6 +37,9 @@ class ScoreResult(BaseModel):
     valid: bool
     errors: tuple[RedactionError, ...]
     metrics: dict[str, float]
+    kinds: dict[str, tuple[int, int]] = {}
+    """(removed, total) secrets of each kind the hidden records hold: a kind's recall over a
+    run is sum(removed) / sum(total) (the per-kind metric is `all_removed_<kind>`)."""
 
 
 @lru_cache(maxsize=128)
@@ -75,4 +78,5 @@ def score_records(
         valid=valid,
         errors=errors,
         metrics=metrics,
+        kinds=graded.kinds,
     )

@@ -170,6 +170,7 @@ class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPr
             raise vf.TaskError(f"task {self.key}: {exc}") from None
         trace.info["environment"] = identity(data.split, splits.commitment(data.split, data.difficulty), data.difficulty)
         trace.info["redaction_errors"] = [error.to_dict() for error in result.errors]
+        trace.info["secret_kinds"] = {kind: {"removed": gone, "total": total} for kind, (gone, total) in result.kinds.items()}
         trace.info["task_seed"] = seed
         return result
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from standin import StandInModel
 
 from redaction_pressure import policies
 from redaction_pressure.api import load_task
+from redaction_pressure.corpus import SECRET_KINDS
 from redaction_pressure.policies.prompted import PROMPT_POLICIES
 from redaction_pressure.report import analysis, runs, stats
 from redaction_pressure.rules import Rule
@@ -407,31 +409,34 @@ class TestEvalCommand(unittest.TestCase):
             self.assertFalse(out.exists(), "nothing started")
 
     def test_per_kind_metrics_of_an_exact_run_average_to_full_recall(self):
-        """An exact-answer run through vf-eval: every kind's mean removed count equals its mean secret count."""
+        """An exact-answer run through plain vf-eval: its printed summary shows every kind's all_removed at 1.00, and the counts in the traces' info sum to full recall."""
         replies = {load_task("dev", i).prompt.user: policies.reply(policies.oracle_rules(load_task("dev", i).hidden))
                    for i in range(3)}  # fmt: skip
         with tempfile.TemporaryDirectory() as folder, StandInModel(replies) as model:
             out = Path(folder) / "runs"
             result = subprocess.run(
-                [str(BIN / "redaction-pressure"), "eval", "--model", "exact", "--base-url", model.url,
-                 "--api-key-var", "STANDIN_KEY", "-n", "3", "-o", str(out)],
-                env=self.environment(folder), cwd=folder, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                timeout=900,
+                [str(BIN / "vf-eval"), "redaction-pressure", "-n", "3", "-m", "exact", "--client.base-url", model.url,
+                 "--client.api-key-var", "STANDIN_KEY", "--env.agent.runtime.type", "subprocess", "--no-push", "-o", str(out)],
+                env={**self.environment(folder), "COLUMNS": "160"}, cwd=folder, capture_output=True, text=True,
+                stdin=subprocess.DEVNULL, timeout=900,
             )  # fmt: skip
             self.assertEqual(result.returncode, 0, result.stderr[-3000:])
             (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
             scored = traces(run_dir)
+        self.assertEqual([sum(r["score"] * r["weight"] for r in trace["rewards"].values()) for trace in scored], [1.0] * 3)
         names = [set(trace["metrics"]) for trace in scored]
         self.assertTrue(all(keys == names[0] for keys in names), "every episode carries every metric")
-        self.assertFalse(any(name.startswith("recall_") for name in names[0]))
-        kinds = [name.removeprefix("removed_") for name in names[0] if name.startswith("removed_")]
-        self.assertGreater(len(kinds), 10)
+        self.assertFalse(any(name.startswith(("recall_", "secrets_openai", "removed_")) for name in names[0]))
+        kinds = sorted(name.removeprefix("all_removed_") for name in names[0] if name.startswith("all_removed_"))
+        self.assertEqual(kinds, sorted(SECRET_KINDS))
         for kind in kinds:
             with self.subTest(kind=kind):
-                total = sum(trace["metrics"][f"secrets_{kind}"] for trace in scored) / len(scored)
-                removed = sum(trace["metrics"][f"removed_{kind}"] for trace in scored) / len(scored)
-                self.assertEqual(removed, total)
-        self.assertIn("3 episode(s) scored, mean reward 1.000", result.stdout)
+                counts = [trace["info"]["secret_kinds"].get(kind, {"removed": 0, "total": 0}) for trace in scored]
+                self.assertEqual(sum(c["removed"] for c in counts), sum(c["total"] for c in counts))
+        # vf-eval's own summary (its dashboard's last frame): the mean of each metric over the episodes
+        printed = dict(re.findall(r"all_removed_(\w+)\s+([0-9.]+)", result.stdout))
+        self.assertEqual(sorted(printed), kinds, result.stdout[-3000:])
+        self.assertEqual(set(printed.values()), {"1.00"}, "no per-kind figure below 1.0 in vf-eval's summary")
 
 
 class TestReportAtScale(unittest.TestCase):

@@ -57,14 +57,15 @@ class TestGrade(unittest.TestCase):
         g = grade([RECORD], [[(3, 10)]], valid=True)
         self.assertEqual(g.metrics["secrets_total"], 2.0)
         self.assertEqual(g.metrics["secrets_removed"], 1.0)
-        self.assertEqual((g.metrics["secrets_generic_secret"], g.metrics["removed_generic_secret"]), (2.0, 1.0))
-        self.assertEqual((g.metrics["secrets_openai_key"], g.metrics["removed_openai_key"]), (0.0, 0.0))
+        self.assertEqual(g.kinds, {"generic_secret": (1, 2)})
+        self.assertEqual((g.metrics["all_removed_generic_secret"], g.metrics["all_removed_openai_key"]), (0.0, 1.0))
+        self.assertFalse(any(name.startswith(("secrets_generic", "removed_")) for name in g.metrics))
         self.assertFalse(any(name.startswith("recall_") for name in g.metrics))
         self.assertEqual(g.metrics["chars_removed"], 7.0)
 
     def test_schema_is_pinned(self):
         """The reward schema version and weights change only deliberately."""
-        self.assertEqual((REWARD_SCHEMA_VERSION, WEIGHTS), ("4", {"recall": 0.35, "precision": 0.35, "clean_gate": 0.30}))
+        self.assertEqual((REWARD_SCHEMA_VERSION, WEIGHTS), ("5", {"recall": 0.35, "precision": 0.35, "clean_gate": 0.30}))
 
 
 if __name__ == "__main__":

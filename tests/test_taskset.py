@@ -19,6 +19,7 @@ from verifiers.v1.utils.loaders import default_harness_id, taskset_class
 
 from redaction_pressure import policies
 from redaction_pressure.api import load_task, score_reply
+from redaction_pressure.corpus import SECRET_KINDS
 from redaction_pressure.identity import identity
 from redaction_pressure.splits import commitment, seed_for
 from redaction_pressure.taskset import (
@@ -127,10 +128,14 @@ class TestScoring(unittest.TestCase):
         self.assertEqual(trace.reward, 1.0)
         for metric in ("validity", "rules", "secrets_total", "secrets_removed", "chars_removed", "decoys_touched", "budget_used"):
             self.assertIn(metric, trace.metrics)
-        kinds = [name.removeprefix("secrets_") for name in trace.metrics if name.startswith("secrets_") and name != "secrets_total" and name != "secrets_removed"]
+        shares = {name: value for name, value in trace.metrics.items() if name.startswith("all_removed_")}
+        self.assertEqual(set(shares), {f"all_removed_{kind}" for kind in SECRET_KINDS}, "every kind on every episode")
+        self.assertEqual(set(shares.values()), {1.0})  # the oracle leaves no secret of any kind
+        kinds = trace.info["secret_kinds"]
         self.assertTrue(kinds)
-        for kind in kinds:  # the oracle removes every secret of every kind
-            self.assertEqual(trace.metrics[f"removed_{kind}"], trace.metrics[f"secrets_{kind}"])
+        self.assertEqual(sum(counts["total"] for counts in kinds.values()), trace.metrics["secrets_total"])
+        for kind, counts in kinds.items():
+            self.assertEqual(counts["removed"], counts["total"], kind)
         self.assertEqual(trace.info["environment"], identity("dev", commitment("dev")))
         self.assertEqual(trace.info["redaction_errors"], [])
         self.assertEqual(trace.info["task_seed"], seed_for("dev", 0))

@@ -181,7 +181,7 @@ def _episode(trace: dict, where: str) -> tuple[Episode, str, str]:
             reply=_reply(trace.get("nodes") or []),
             reward=reward,
             components=components,
-            metrics={name: float(value) for name, value in (trace.get("metrics") or {}).items()},
+            metrics=_metrics(trace.get("metrics") or {}, info.get("secret_kinds") or {}),
             errors=tuple(info.get("redaction_errors") or ()),
             failures=tuple(_failure(error) for error in trace.get("errors") or ()),
             identity={k: str(v) for k, v in (info.get("environment") or data.get("environment") or {}).items()},
@@ -229,3 +229,14 @@ def _failure(error) -> str:
     if isinstance(error, dict):
         return str(error.get("type") or error.get("code") or error.get("message") or "error")
     return str(error)
+
+
+def _metrics(metrics: dict, kinds: dict) -> dict[str, float]:
+    """The trace's metrics, with the per-kind counts of its info (reward schema 5) as the
+    `secrets_<kind>` / `removed_<kind>` entries schema 4 carried among the metrics."""
+    merged = {name: float(value) for name, value in metrics.items()}
+    for kind, counts in kinds.items():
+        if isinstance(counts, dict):
+            merged[f"secrets_{kind}"] = float(counts.get("total", 0))
+            merged[f"removed_{kind}"] = float(counts.get("removed", 0))
+    return merged
