@@ -24,18 +24,19 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 COSTS = {
-    "test_report": 300, "test_audit_e2e": 210, "test_audit_attacks": 200, "test_taskset": 175,
+    "test_report": 300, "test_audit_e2e": 210, "test_audit_attacks": 170, "test_taskset": 175,
     "test_audit_attacks_e2e": 170,
     "test_audit_core": 145, "test_policies": 100, "test_cli": 70, "test_e2e": 65, "test_pool": 55,
     "test_audit_agent": 50, "test_api": 45, "test_seal": 40, "test_packaging": 40, "test_serving": 40,
     "test_readme": 35, "test_corpus": 15, "test_levels": 10,
 }  # fmt: skip
 LIGHT = 5
-ALONE = ("test_audit_attacks",)
-"""Modules whose tests change what every process on the machine runs: the attack suite writes
-a sitecustomize.py and a .pth file into the interpreter's site-packages (as an agent with the
-subprocess runtime can) and plays two at a time on its own. Beside it, other modules' vf-eval,
-vf-validate and tool servers would start with the attacker's code."""
+ALONE = ("test_audit_attacks_outside",)
+"""Modules whose tests change what every process on the machine runs: these attacks write a
+sitecustomize.py and a .pth file into the interpreter's site-packages and a `git` onto PATH, and
+leave processes running that look for the grader's health copies (as an agent with the
+subprocess runtime can). Beside them, other modules' vf-eval, vf-validate and tool servers would
+start with the attacker's code."""
 SLOWEST = 12
 """How many of a process's slowest test classes it names when it ends (with their wall time,
 class fixtures included), to see where the suite's time goes."""
