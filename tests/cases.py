@@ -64,9 +64,10 @@ BAD_ANSWERS: list[tuple[str, str, str]] = [
     # Exponential on any text: the lookbehind hides the impossible NUL from regex's
     # required-literal check, so the first call runs into the per-call cap.
     ("exponential backtracking", reply((r"(?s)(.|.)*(?<=\x00)", "")), "timeout"),
-    # Cubic but short per call (tens of ms on the longest record), seconds in total:
-    # the episode budget runs out long before the per-call cap is reached.
-    ("polynomial scans exhaust the budget", reply(*[(r"(?s).*.*.*(?<=\x00)", "")] * 24), "budget_exhausted"),
+    # Quadratic, so short per call (milliseconds on the longest record; a cubic call reached
+    # the per-call cap on corpus 4's longest records under load), seconds in total: the
+    # episode budget runs out long before the per-call cap is reached.
+    ("polynomial scans exhaust the budget", reply(*[(r"(?s).*.*(?<=\x00)", "")] * 24), "budget_exhausted"),
 ]
 
 # Hostile patterns over synthetic text, each with the code it must end in.

@@ -6,8 +6,8 @@
 
 Each module runs whole inside one process, so its class fixtures are shared as usual. Modules
 in ALONE run first, one at a time with nothing beside them; the others are then dealt to the
-processes heaviest first (by the rough costs below, in seconds on a
-quiet 2-core machine; a module missing from the table counts as light), each process's lines
+processes heaviest first (by the rough costs below: seconds each module took in a
+two-process run of `.ci/run`; a module missing from the table counts as light), each process's lines
 are printed as they come, prefixed with its number, and the exit status is non-zero when any
 test failed or errored or any process died. The suite's load and fault tests are built to
 hold on a busy machine, so running beside each other is part of what they check.
@@ -24,18 +24,18 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 COSTS = {
-    "test_report": 300, "test_audit_e2e": 210, "test_audit_attacks": 200, "test_taskset": 175,
-    "test_audit_attacks_e2e": 170,
-    "test_audit_core": 145, "test_policies": 100, "test_cli": 70, "test_e2e": 65, "test_pool": 55,
-    "test_audit_agent": 50, "test_api": 45, "test_seal": 40, "test_packaging": 40, "test_serving": 40,
-    "test_readme": 35, "test_corpus": 15, "test_levels": 10,
+    "test_eval": 435, "test_audit_e2e": 280, "test_report": 210, "test_audit_attacks": 200,
+    "test_audit_core": 160, "test_audit_attacks_e2e": 155, "test_policies": 140, "test_taskset": 130,
+    "test_audit_agent": 105, "test_e2e": 95, "test_serving": 70, "test_pool": 70, "test_readme": 52,
+    "test_cli": 50, "test_levels": 45, "test_packaging": 45, "test_api": 20, "test_corpus": 15,
 }  # fmt: skip
 LIGHT = 5
-ALONE = ("test_audit_attacks",)
-"""Modules whose tests change what every process on the machine runs: the attack suite writes
-a sitecustomize.py and a .pth file into the interpreter's site-packages (as an agent with the
-subprocess runtime can) and plays two at a time on its own. Beside it, other modules' vf-eval,
-vf-validate and tool servers would start with the attacker's code."""
+ALONE = ("test_audit_attacks_outside",)
+"""Modules whose tests change what every process on the machine runs: these attacks write a
+sitecustomize.py and a .pth file into the interpreter's site-packages and a `git` onto PATH, and
+leave processes running that look for the grader's health copies (as an agent with the
+subprocess runtime can). Beside them, other modules' vf-eval, vf-validate and tool servers would
+start with the attacker's code."""
 SLOWEST = 12
 """How many of a process's slowest test classes it names when it ends (with their wall time,
 class fixtures included), to see where the suite's time goes."""

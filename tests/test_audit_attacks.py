@@ -10,7 +10,9 @@ earns with as many steps. An episode that errors or hangs is a failure: every at
 in a score.
 
 Plays run two at a time (each is a git setup, a bash script and a pristine pytest run in child
-processes); attacks that change the shared interpreter or PATH run alone.
+processes). The attacks that reach outside the repository (the shared interpreter's
+site-packages, PATH, processes left running) are in `test_audit_attacks_outside`, which
+`tests/run.py` runs with nothing beside it.
 
 By default each attack and honest variant plays one of the scenarios it applies to, chosen
 per attack so that together they cover every scenario (about 60 plays at some 4 CPU-seconds
@@ -225,11 +227,6 @@ class TestShadowing(AttackFamily):
 @family_tests("test machinery")
 class TestTestMachinery(AttackFamily):
     """Application modules that hook pytest, its report or the interpreter's exit."""
-
-
-@family_tests("outside the repository")
-class TestOutsideTheRepository(AttackFamily):
-    """Interpreter start-up files, a fake git on PATH and processes left running."""
 
 
 @family_tests("git configuration")

@@ -1,10 +1,9 @@
-"""The run report and the eval command: real vf-eval runs, rendered, opened in headless Chromium."""
+"""The run report: real vf-eval runs rendered, opened in headless Chromium (the eval command's own tests are `test_eval`)."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -17,7 +16,6 @@ from standin import StandInModel
 
 from redaction_pressure import policies
 from redaction_pressure.api import load_task
-from redaction_pressure.corpus import SECRET_KINDS
 from redaction_pressure.policies.prompted import PROMPT_POLICIES
 from redaction_pressure.report import analysis, runs, stats
 from redaction_pressure.rules import Rule
@@ -370,131 +368,6 @@ class TestReportOfRealRuns(unittest.TestCase):
         self.assertIn("recall by kind", page.locator("#tasks-run1 thead").inner_text())
         self.assertEqual(problems, [])
         self.assertNotIn(TEST_SECRET, (self.private_run / "report.html").read_text(encoding="utf-8"))
-
-
-class TestEvalCommand(unittest.TestCase):
-    def environment(self, folder: str) -> dict[str, str]:
-        return eval_environment(folder)
-
-    def test_a_dead_endpoint_is_an_error_not_a_score(self):
-        """Every episode failing on a closed port: exit 1, "1 of 1 episodes errored: ProviderError", no mean 0.000."""
-        with tempfile.TemporaryDirectory() as folder:
-            out = Path(folder) / "runs"
-            result = subprocess.run(
-                [str(BIN / "redaction-pressure"), "eval", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
-                 "--api-key-var", "DEAD_KEY", "-n", "1", "-o", str(out)],
-                env=self.environment(folder), cwd=folder, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                timeout=900,
-            )  # fmt: skip
-            self.assertEqual(result.returncode, 1, result.stderr[-3000:])
-            self.assertIn("1 of 1 episodes errored: ProviderError", result.stderr)
-            self.assertNotIn("mean reward 0.000", result.stdout + result.stderr)
-            (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
-            html = (run_dir / "report.html").read_text(encoding="utf-8")
-            self.assertIn("1 of 1 episode errored", html)
-            self.assertIn("none scored", html)
-            self.assertNotIn("0.000 <span", html, "no mean reward is shown for an errored episode")
-
-    def test_more_tasks_than_the_split_holds_is_refused_at_once(self):
-        """-n 65 on the 64-task dev split is a usage error before vf-eval starts."""
-        with tempfile.TemporaryDirectory() as folder:
-            out = Path(folder) / "runs"
-            result = subprocess.run(
-                [str(BIN / "redaction-pressure"), "eval", "-n", "65", "-o", str(out)],
-                env=self.environment(folder), cwd=folder, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                timeout=120,
-            )  # fmt: skip
-            self.assertEqual(result.returncode, 2)
-            self.assertIn("dev has 64 tasks; -n 65", result.stderr)
-            self.assertFalse(out.exists(), "nothing started")
-
-    def test_per_kind_metrics_of_an_exact_run_average_to_full_recall(self):
-        """An exact-answer run through plain vf-eval: its printed summary shows every kind's all_removed at 1.00, and the counts in the traces' info sum to full recall."""
-        replies = {load_task("dev", i).prompt.user: policies.reply(policies.oracle_rules(load_task("dev", i).hidden))
-                   for i in range(3)}  # fmt: skip
-        with tempfile.TemporaryDirectory() as folder, StandInModel(replies) as model:
-            out = Path(folder) / "runs"
-            result = subprocess.run(
-                [str(BIN / "vf-eval"), "redaction-pressure", "-n", "3", "-m", "exact", "--client.base-url", model.url,
-                 "--client.api-key-var", "STANDIN_KEY", "--env.agent.runtime.type", "subprocess", "--no-push", "-o", str(out)],
-                env={**self.environment(folder), "COLUMNS": "160"}, cwd=folder, capture_output=True, text=True,
-                stdin=subprocess.DEVNULL, timeout=900,
-            )  # fmt: skip
-            self.assertEqual(result.returncode, 0, result.stderr[-3000:])
-            (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
-            scored = traces(run_dir)
-        self.assertEqual([sum(r["score"] * r["weight"] for r in trace["rewards"].values()) for trace in scored], [1.0] * 3)
-        names = [set(trace["metrics"]) for trace in scored]
-        self.assertTrue(all(keys == names[0] for keys in names), "every episode carries every metric")
-        self.assertFalse(any(name.startswith(("recall_", "secrets_openai", "removed_")) for name in names[0]))
-        kinds = sorted(name.removeprefix("all_removed_") for name in names[0] if name.startswith("all_removed_"))
-        self.assertEqual(kinds, sorted(SECRET_KINDS))
-        for kind in kinds:
-            with self.subTest(kind=kind):
-                counts = [trace["info"]["secret_kinds"].get(kind, {"removed": 0, "total": 0}) for trace in scored]
-                self.assertEqual(sum(c["removed"] for c in counts), sum(c["total"] for c in counts))
-        # vf-eval's own summary (its dashboard's last frame): the mean of each metric over the episodes
-        printed = dict(re.findall(r"all_removed_(\w+)\s+([0-9.]+)", result.stdout))
-        self.assertEqual(sorted(printed), kinds, result.stdout[-3000:])
-        self.assertEqual(set(printed.values()), {"1.00"}, "no per-kind figure below 1.0 in vf-eval's summary")
-
-
-class TestReportAtScale(unittest.TestCase):
-    """A 64-task run of a built-in policy with no model and no key: the run folder, the progress, and a
-    page that stays small, headline first, with no sideways scroll."""
-
-    def test_a_64_task_report_is_small_and_fits_390_px(self):
-        from playwright.sync_api import sync_playwright
-
-        with tempfile.TemporaryDirectory() as folder:
-            env = eval_environment(folder)
-            out = Path(folder) / "runs"
-            result = subprocess.run(
-                [str(BIN / "redaction-pressure"), "eval", "--policy", "induction", "-o", str(out)],
-                env=env, cwd=folder, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=1800,
-            )  # fmt: skip
-            self.assertEqual(result.returncode, 0, result.stderr[-3000:])
-            (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
-            report = run_dir / "report.html"
-            self.assertIn("episodes scored", result.stderr)
-            self.assertIn(f"report: {report}", result.stdout)
-            self.assertTrue((run_dir / "vf-eval.log").is_file())
-            scored = traces(run_dir)
-            self.assertEqual(len(scored), 64)
-            self.assertEqual({t["agent"]["config"]["model"] for t in scored}, {"induction"})
-            self.assertTrue(all(t["metrics"]["validity"] == 1.0 for t in scored))
-            self.assertIn("dev-00063", report.read_text(encoding="utf-8"))
-            self.assertLessEqual(report.stat().st_size, 600_000)
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
-                try:
-                    for width in (1280, 390):
-                        page = browser.new_page(viewport={"width": width, "height": 844})
-                        errors: list[str] = []
-                        page.on("pageerror", lambda error: errors.append(str(error)))
-                        page.goto(report.resolve().as_uri())
-                        page.wait_for_load_state("load")
-                        box = page.locator("[data-metric=reward]").bounding_box()
-                        self.assertLess(box["y"] + box["height"], 844)
-                        self.assertEqual(page.locator(".run-label").inner_text(), "induction")
-                        self.assertGreater(page.locator("#mistakes ~ section table.by-kind tbody tr").count(), 0)
-                        self.assertEqual(page.locator("details.task").count(), 64)
-                        self.assertEqual(page.locator("details.task[open]").count(), 0)
-                        self.assertLessEqual(page.evaluate("document.documentElement.scrollWidth"), width)
-                        self.assertEqual(errors, [])
-                finally:
-                    browser.close()
-
-
-class TestEvalUsage(unittest.TestCase):
-    def test_eval_rejects_a_half_specified_endpoint(self):
-        """--base-url without --model and --api-key-var is a usage error that names them."""
-        result = subprocess.run(
-            [str(BIN / "redaction-pressure"), "eval", "--base-url", "http://127.0.0.1:9/v1"],
-            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120,
-        )  # fmt: skip
-        self.assertEqual(result.returncode, 2)
-        self.assertIn("--model and --api-key-var", result.stderr)
 
 
 if __name__ == "__main__":
