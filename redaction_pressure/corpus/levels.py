@@ -2,7 +2,7 @@
 
 A level is a fixed set of knobs of the dialect draw (how many vendors and families, which
 role words, how many look-alikes, whether conventions vary with the section a value sits
-in, how values are escaped). Every level keeps the stream's promises: every
+in, how values are escaped, how much of a task general knowledge finds). Every level keeps the stream's promises: every
 hidden slot is shown, hidden values are fresh, every hidden decoy is told apart by what
 the shown records establish.
 
@@ -49,10 +49,11 @@ class Level:
     """How many of a task's families at least follow the task's own naming conventions; the
     others may be shapes general knowledge finds (PEM blocks, DSNs, SQL, base64 credentials)."""
     house_share: float
-    """Chance that a credential a family would draw in a published format (a vendor token
-    anyone can recognise, a JWT, an AWS pair, a password in a URL) is a house token of one of the
-    task's vendors instead. With `conventional` it sets how much of a task a prompt-blind answer
-    finds by general knowledge alone; the rest only the task's shown records teach."""
+    """Chance that a credential a family would draw in a format general knowledge finds (a
+    published vendor token, a JWT, a password) is a house token of one of the task's vendors
+    instead; a settings module's AWS pair and a `.env`'s database URL are left out as often.
+    With `conventional` it sets how much of a task a prompt-blind answer finds by general
+    knowledge alone; the rest only the task's shown records teach."""
 
 
 LEVELS: dict[str, Level] = {
