@@ -152,6 +152,9 @@ RED_TEAM_REPLIES = (
     ("redteam3_easy.json", "easy"),
     ("redteam3_standard.json", "standard"),
     ("redteam3_hard.json", "hard"),
+    ("redteam4_easy.json", "easy"),
+    ("redteam4_standard.json", "standard"),
+    ("redteam4_standard_allvalues.json", "standard"),
     ("redteam4_hard.json", "hard"),
 )
 """Prompt-blind replies red teams fitted by hand, and the level each was fitted on."""
