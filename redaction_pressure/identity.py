@@ -47,7 +47,7 @@ def source_digest() -> str:
 
 def identity(split: str, commitment: str, difficulty: str = DEFAULT_DIFFICULTY) -> dict[str, str]:
     """The identity block recorded in task data and, recomputed, in `trace.info`; its
-    `corpus_version` names the difficulty level (`4`, `4-easy`, `4-hard`)."""
+    `corpus_version` names the difficulty level (`4`, `4-easy`, `5-hard`)."""
     return {
         "name": ENVIRONMENT,
         "version": version(),

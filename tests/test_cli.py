@@ -135,7 +135,7 @@ class TestBaselinesCommand(unittest.TestCase):
         result = run("baselines", "--split", "dev", "--size", "2", "--difficulty", "hard", "--policy", "oracle", "--json")
         self.assertEqual(result.returncode, 0, result.stderr)
         data = json.loads(result.stdout)
-        self.assertEqual(data["environment"]["corpus_version"], "4-hard")
+        self.assertEqual(data["environment"]["corpus_version"], "5-hard")
         self.assertEqual(data["split_commitment"], commitment("dev", "hard"))
         self.assertEqual(data["ladder"][0]["reward"], 1.0)
         self.assertNotEqual(run("baselines", "--difficulty", "medium").returncode, 0)

@@ -18,10 +18,10 @@ from redaction_pressure.spans import Record, Span
 from redaction_pressure.splits import DEV_SIZE, commitment, seed_for
 
 # Pinned like the standard level's digest in test_corpus: a change to a level's generated dev
-# records must come with a new CORPUS_VERSION.
+# records must come with a new version of that level (corpus.LEVEL_VERSIONS).
 PINNED_LEVELS = {
     "easy": ("4-easy", "2366fd84a88be08badc6e23692185fb8feef13ea59cb5a20c5ddee13a7157372"),
-    "hard": ("4-hard", "9acf90cbfd8322b8d3c8b9d8f59e8eb097380dad8045843e2511987bae6aef97"),
+    "hard": ("5-hard", "ac5b447c8805a432b7af8f9f89b10a75fba317429492d5b24db89482871097aa"),
 }
 # The standard level's dev commitment is the levels-free corpus's: its identity is unchanged.
 STANDARD_DEV_COMMITMENT = "25e0abfb0ab27f094521f80e065467af20394fa8a31781b20de7f8454bbbd88c"
@@ -61,13 +61,13 @@ class TestLevelIdentity(unittest.TestCase):
         self.assertEqual(seed_for("dev", 5), 1_005)
 
     def test_each_level_names_itself_in_identity_and_commitment(self):
-        """corpus_version is `4`, `4-easy`, `4-hard`; every level has its own commitment and seeds."""
+        """corpus_version is `4`, `4-easy`, `5-hard`; every level has its own commitment and seeds."""
         for level in DIFFICULTIES:
             task = load_task("dev", 0, difficulty=level)
             self.assertEqual(task.identity["corpus_version"], corpus_version(level))
             self.assertEqual(task.identity["split_commitment"], commitment("dev", level))
             self.assertEqual(task.difficulty, level)
-        self.assertEqual([corpus_version(level) for level in ("easy", "standard", "hard")], ["4-easy", "4", "4-hard"])
+        self.assertEqual([corpus_version(level) for level in ("easy", "standard", "hard")], ["4-easy", "4", "5-hard"])
         self.assertEqual(len({commitment(split, level) for split in ("train", "dev") for level in DIFFICULTIES}), 6)
         self.assertEqual(len({seed_for("dev", 0, level) for level in DIFFICULTIES}), 3)
 
@@ -148,15 +148,29 @@ CONSTANT_TARGETS = {"easy": 0.55, "standard": 0.50, "hard": 0.45}
 DATA = Path(__file__).with_name("data")
 
 
+RED_TEAM_REPLIES = (
+    ("redteam3_easy.json", "easy"),
+    ("redteam3_standard.json", "standard"),
+    ("redteam3_hard.json", "hard"),
+    ("redteam4_easy.json", "easy"),
+    ("redteam4_standard.json", "standard"),
+    ("redteam4_standard_allvalues.json", "standard"),
+    ("redteam4_hard.json", "hard"),
+)
+"""Prompt-blind replies red teams fitted by hand, and the level each was fitted on."""
+
+
 class TestBlindAnswers(unittest.TestCase):
     def test_the_red_teams_constant_replies_stay_under_each_levels_target(self):
-        """Corpus 3's red team replies (tests/data/redteam3_<level>.json: every key=value with
-        world-knowledge filters, and on easy the role words) score at most the level's target on dev."""
-        for level, target in CONSTANT_TARGETS.items():
-            reply = (DATA / f"redteam3_{level}.json").read_text()
+        """The red teams' replies score at most their level's target on dev: corpus 3's
+        (tests/data/redteam3_<level>.json: every key=value with world-knowledge filters, and on
+        easy the role words) and corpus 4's hard one (redteam4_hard.json: only what general
+        knowledge finds, published formats, PEM, JWTs, DSN and SQL passwords, precisely)."""
+        for name, level in RED_TEAM_REPLIES:
+            reply = (DATA / name).read_text()
             mean = statistics.fmean(score_reply(task, reply, scanner=scan).reward for task in level_tasks(level))
-            with self.subTest(level=level):
-                self.assertLessEqual(mean, target)
+            with self.subTest(reply=name, level=level):
+                self.assertLessEqual(mean, CONSTANT_TARGETS[level])
 
 
 class TestHardLevel(unittest.TestCase):

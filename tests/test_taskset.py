@@ -344,7 +344,7 @@ class TestDifficulty(unittest.TestCase):
         """`difficulty="hard"` loads hard tasks with their own identity, and a worker scores them at that level."""
         task = tasks("dev", size=2, difficulty="hard")[1]
         self.assertEqual(task.data.difficulty, "hard")
-        self.assertEqual(task.data.environment["corpus_version"], "4-hard")
+        self.assertEqual(task.data.environment["corpus_version"], "5-hard")
         self.assertEqual(task.data.prompt, load_task("dev", 1, difficulty="hard").prompt.user)
         self.assertNotEqual(task.data.prompt, load_task("dev", 1).prompt.user)
         hidden = load_task("dev", 1, difficulty="hard").hidden

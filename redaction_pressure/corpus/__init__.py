@@ -6,9 +6,10 @@ those slots with fresh values, each record from its own hash-derived generator. 
 `stream.py` for the stream's promises and `dialect.py` for what a slot is.
 
 Each difficulty level (`levels.py`: easy, standard, hard) is a corpus of its own, named by
-`corpus_version(level)`; a corpus seed carries its level. Bump `CORPUS_VERSION` whenever
-generated output changes; a test pins a digest of the
-dev split so that no change slips through unversioned.
+`corpus_version(level)`; a corpus seed carries its level. Bump the level's number in
+`LEVEL_VERSIONS` (the standard level's is `CORPUS_VERSION`) whenever its generated output
+changes; a test pins a digest of each level's dev split so that no change slips through
+unversioned.
 """
 
 from __future__ import annotations
@@ -19,14 +20,19 @@ from redaction_pressure.corpus.levels import LEVELS, level_of, level_seed
 from redaction_pressure.corpus.stream import draw_dialect, stream
 
 CORPUS_VERSION = "4"
+"""The standard level's corpus version."""
+LEVEL_VERSIONS = {"easy": "4", "standard": CORPUS_VERSION, "hard": "5"}
+"""Each level's own corpus version: a level's number moves only when its own records change
+(corpus 5 changed only the hard level's)."""
 DIFFICULTIES = tuple(LEVELS)
 
 
 def corpus_version(difficulty: str = DEFAULT_DIFFICULTY) -> str:
-    """The corpus version a level's tasks record: `4` for standard, `4-easy`, `4-hard`."""
+    """The corpus version a level's tasks record: `4` for standard, `4-easy`, `5-hard`."""
     if difficulty not in LEVELS:
         raise ValueError(f"unknown difficulty {difficulty!r}; choose one of {', '.join(LEVELS)}")
-    return CORPUS_VERSION if difficulty == DEFAULT_DIFFICULTY else f"{CORPUS_VERSION}-{difficulty}"
+    number = LEVEL_VERSIONS[difficulty]
+    return number if difficulty == DEFAULT_DIFFICULTY else f"{number}-{difficulty}"
 
 
 SECRET_KINDS = (
@@ -64,6 +70,6 @@ DECOY_KINDS = (
 )
 
 __all__ = [
-    "CORPUS_VERSION", "DECOY_KINDS", "DEFAULT_DIFFICULTY", "DIFFICULTIES", "FAMILIES", "SECRET_KINDS",
+    "CORPUS_VERSION", "DECOY_KINDS", "DEFAULT_DIFFICULTY", "DIFFICULTIES", "FAMILIES", "LEVEL_VERSIONS", "SECRET_KINDS",
     "corpus_version", "draw_dialect", "level_of", "level_seed", "stream",
 ]  # fmt: skip

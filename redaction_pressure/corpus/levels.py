@@ -2,7 +2,7 @@
 
 A level is a fixed set of knobs of the dialect draw (how many vendors and families, which
 role words, how many look-alikes, whether conventions vary with the section a value sits
-in, how values are escaped). Every level keeps the stream's promises: every
+in, how values are escaped, how much of a task general knowledge finds). Every level keeps the stream's promises: every
 hidden slot is shown, hidden values are fresh, every hidden decoy is told apart by what
 the shown records establish.
 
@@ -45,12 +45,21 @@ class Level:
     escaped: bool
     """Credentials may sit inside an escaped JSON string of a JSON log line, or percent-encoded in
     a URL's query string (the span is the text as written). Not yet: values wrapped across lines."""
+    conventional: int
+    """How many of a task's families at least follow the task's own naming conventions; the
+    others may be shapes general knowledge finds (PEM blocks, DSNs, SQL, base64 credentials)."""
+    house_share: float
+    """Chance that a credential a family would draw in a format general knowledge finds (a
+    published vendor token, a JWT, a password) is a house token of one of the task's vendors
+    instead; a settings module's AWS pair and a `.env`'s database URL are left out as often.
+    With `conventional` it sets how much of a task a prompt-blind answer finds by general
+    knowledge alone; the rest only the task's shown records teach."""
 
 
 LEVELS: dict[str, Level] = {
-    "easy": Level("easy", 1, vendors=(1, 2), families=(2, 3), task_roles=True, publics=(2, 3, 3), lone_publics=0.0, lookalikes=-1, sections=False, escaped=False),
-    "standard": Level("standard", 0, vendors=(2, 3), families=(3, 5), task_roles=False, publics=(4, 4, 5), lone_publics=0.6, lookalikes=0, sections=False, escaped=False),
-    "hard": Level("hard", 2, vendors=(3, 4), families=(5, 6), task_roles=False, publics=(8, 9, 10), lone_publics=0.9, lookalikes=1, sections=True, escaped=True),
+    "easy": Level("easy", 1, vendors=(1, 2), families=(2, 3), task_roles=True, publics=(2, 3, 3), lone_publics=0.0, lookalikes=-1, sections=False, escaped=False, conventional=2, house_share=0.0),
+    "standard": Level("standard", 0, vendors=(2, 3), families=(3, 5), task_roles=False, publics=(4, 4, 5), lone_publics=0.6, lookalikes=0, sections=False, escaped=False, conventional=2, house_share=0.0),
+    "hard": Level("hard", 2, vendors=(3, 4), families=(5, 6), task_roles=False, publics=(8, 9, 10), lone_publics=0.9, lookalikes=1, sections=True, escaped=True, conventional=4, house_share=0.6),
 }
 _BY_CODE = {level.code: level for level in LEVELS.values()}
 

@@ -40,9 +40,10 @@ def draw_dialect(seed: int, shown: int) -> tuple[Dialect, list[int]]:
     d = Draw.derived(seed, "dialect")
     world = draw_world(d, level)
     count = min(shown, d.int(*level.families))
-    # At least two families whose documents follow the task's own naming conventions, so no
-    # task is made only of shapes that general knowledge finds (PEM blocks, DSNs, SQL).
-    conventional = d.sample(CONVENTIONAL, min(count, 2))
+    # At least two families (at the hard level four) whose documents follow the task's own naming
+    # conventions, so no task is made only of shapes that general knowledge finds (PEM blocks,
+    # DSNs, SQL).
+    conventional = d.sample(CONVENTIONAL, min(count, level.conventional))
     if level.sections and not set(conventional) & set(SECTIONED):
         # A hard task always has a family whose sections decide what a key holds.
         conventional[0] = d.pick(SECTIONED)

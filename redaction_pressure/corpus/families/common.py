@@ -111,7 +111,16 @@ def kinds(b: Builder, options: Sequence[str], low: int, high: int) -> list[str]:
     chosen = b.d.sample(options, b.d.int(low, high))
     if "house_token" not in chosen:
         chosen[0] = "house_token"
-    return chosen
+    return [housed(b, kind) for kind in chosen]
+
+
+def housed(b: Builder, kind: str) -> str:
+    """`kind`, or at a level with a `house_share` as often as it says, a house token instead of a
+    kind general knowledge finds (a published format, a JWT, a password). Draws nothing else."""
+    share = b.world.level.house_share
+    if share and kind not in ("house_token", "generic_secret") and b.d.chance(share):
+        return "house_token"
+    return kind
 
 
 def _applies(look: str, fmt: v.Format) -> bool:

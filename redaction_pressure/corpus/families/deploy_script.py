@@ -13,6 +13,7 @@ from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
+from redaction_pressure.corpus.families.common import housed
 
 KEY_PATHS = ("/etc/app/tls/server.key", "/root/.ssh/id_deploy", "/etc/ssl/private/{service}.key", "$HOME/.ssh/deploy_key", "/srv/{service}/signing.pem")
 
@@ -24,7 +25,7 @@ def draw(b: Builder) -> FamilyDialect:
     b.entry("key", (b.secret_format("private_key"), True), path=d.pick(KEY_PATHS).format(service=service))
     for leak in d.sample(("export", "curl", "sshpass", "none", "none"), 2):
         if leak == "export":
-            kind = d.pick(("house_token", "generic_secret", "github_token", "slack_token"))
+            kind = housed(b, d.pick(("house_token", "generic_secret", "github_token", "slack_token")))
             b.entry("export", (b.secret_format(kind), True), key=w.spell((b.subject(kind), *b.role(kind)), "upper_snake"))
         elif leak == "curl":
             b.entry("curl", (b.secret_format("password"), True), user=d.pick(b.world.users), url=f"https://artifacts.{b.world.domain}/upload")

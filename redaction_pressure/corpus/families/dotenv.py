@@ -32,6 +32,10 @@ def draw(b: Builder) -> FamilyDialect:
         "pragma": d.chance(0.6),
         "marker": d.pick(ALLOW_MARKERS),
     }
+    share = b.world.level.house_share
+    if layout["db_url"] and share and d.chance(share):
+        # At a level with a house share, as often as it says, the file has no database URL.
+        layout["db_url"] = False
     for kind in kinds(b, KINDS, 2, 4):
         if kind == "aws_access_key_id":
             b.entry("aws", (b.secret_format("aws_access_key_id"), True), (b.secret_format("aws_secret_access_key"), True),

@@ -24,7 +24,9 @@ def draw(b: Builder) -> FamilyDialect:
     style = d.pick(("constants", "dict", "class"))
     case = "upper_snake" if style == "constants" else d.pick(("lower_snake", "upper_snake"))
     layout = {"style": style, "quote": d.pick(('"', "'")), "name": d.pick(("SETTINGS", "CONFIG", "CREDENTIALS", "Settings")), "pragma": d.chance(0.6), "marker": d.pick(ALLOW_MARKERS)}
-    if d.chance(0.75):
+    share = b.world.level.house_share
+    # At a level with a house share, as often as it says, the module holds no AWS pair.
+    if d.chance(0.75) and not (share and d.chance(share)):
         session = d.chance(0.35)
         slots = [(v.aws_access_key_id("ASIA" if session else "AKIA"), True), (v.AWS_SECRET, True)]
         if session:

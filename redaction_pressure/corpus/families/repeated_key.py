@@ -12,7 +12,7 @@ from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Mark, Writer
-from redaction_pressure.corpus.families.common import yaml_quote
+from redaction_pressure.corpus.families.common import housed, yaml_quote
 
 KINDS = ("stripe_key", "generic_secret", "generic_secret", "jwt") + ("house_token",) * 10
 """Only kinds with a public counterpart: every dialect repeats a public id beside the secret."""
@@ -22,7 +22,7 @@ def draw(b: Builder) -> FamilyDialect:
     d = b.d
     case = d.pick(("lower_snake", "camel", "kebab"))
     layout = {"indent": d.pick((2, 4)), "quote": d.pick(("", '"', "'")), "case": case, "header": d.pick(("services", "clients", "integrations"))}
-    kind = d.pick(KINDS)
+    kind = housed(b, d.pick(KINDS))
     fmt = b.secret_format(kind)
     subject = b.subject(kind, fmt)
     role = b.role(kind, fmt)

@@ -13,6 +13,7 @@ from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.draw import HEX, URLSAFE
+from redaction_pressure.corpus.families.common import housed
 
 SENTRY_KEY = v.Format("public_key", "sentry_dsn", lambda d: d.chars(HEX, 32), HEX)
 RECAPTCHA_SITE_KEY = v.Format("public_key", "recaptcha", lambda d: "6L" + d.chars(URLSAFE, 38), URLSAFE)
@@ -29,7 +30,7 @@ def draw(b: Builder) -> FamilyDialect:
     }
     b.entry("kv", (v.GOOGLE_API_KEY, True), key=w.spell(("api", "key"), case))
     for _ in range(d.int(1, 2)):
-        kind = d.pick(("house_token", "stripe_key", "generic_secret", "house_token", "house_token"))
+        kind = housed(b, d.pick(("house_token", "stripe_key", "generic_secret", "house_token", "house_token")))
         fmt = b.secret_format(kind)
         subject = b.subject(kind, fmt)
         first = b.entry("kv", (fmt, True), key=b.claim((subject, *b.role(kind, fmt)), case))
