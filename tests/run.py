@@ -36,6 +36,9 @@ sitecustomize.py and a .pth file into the interpreter's site-packages and a `git
 leave processes running that look for the grader's health copies (as an agent with the
 subprocess runtime can). Beside them, other modules' vf-eval, vf-validate and tool servers would
 start with the attacker's code."""
+FAILURE_MARK = "failed test: "
+"""A child prints one line so marked per failed or errored test (its id and the traceback's last
+line); the runner repeats them after the summary, where a truncated log still shows them."""
 SLOWEST = 12
 """How many of a process's slowest test classes it names when it ends (with their wall time,
 class fixtures included), to see where the suite's time goes."""
@@ -75,19 +78,23 @@ def main() -> int:
     names = modules(args.modules)
     phases = [[[name]] for name in names if name in ALONE]
     phases.append(deal([name for name in names if name not in ALONE], args.jobs))
-    results: list[tuple[list[str], int]] = []
+    results: list[tuple[list[str], int, list[str]]] = []
     number = 0
     for shards in phases:
         results += run_together(shards, number)
         number += len(shards)
-    for number, (shard, code) in enumerate(results, 1):
+    for number, (shard, code, failures) in enumerate(results, 1):
         print(f"[{number}] {'passed' if code == 0 else f'FAILED (exit {code})'}: {' '.join(shard)}")
-    return 0 if all(code == 0 for _, code in results) else 1
+        for failure in failures:  # last, so that a log's tail says which test failed and why
+            print(f"[{number}]   {failure}")
+    return 0 if all(code == 0 for _, code, _ in results) else 1
 
 
-def run_together(shards: list[list[str]], first: int) -> list[tuple[list[str], int]]:
-    """Run each shard in its own unittest process at once; print their lines as they come."""
+def run_together(shards: list[list[str]], first: int) -> list[tuple[list[str], int, list[str]]]:
+    """Run each shard in its own unittest process at once; print their lines as they come, and
+    keep each process's FAILURE_MARK lines to repeat at the end."""
     lock = threading.Lock()
+    failures: list[list[str]] = [[] for _ in shards]
     processes = []
     for number, shard in enumerate(shards, first + 1):
         print(f"[{number}] {' '.join(shard)}", flush=True)
@@ -101,6 +108,8 @@ def run_together(shards: list[list[str]], first: int) -> list[tuple[list[str], i
 
     def relay(number: int, process: subprocess.Popen) -> None:
         for line in process.stdout:
+            if line.startswith(FAILURE_MARK):
+                failures[number - first - 1].append(line[len(FAILURE_MARK) :].rstrip())
             with lock:
                 sys.stdout.write(f"[{number}] {line}")
                 sys.stdout.flush()
@@ -116,7 +125,7 @@ def run_together(shards: list[list[str]], first: int) -> list[tuple[list[str], i
         raise
     for thread in relays:
         thread.join()
-    return list(zip(shards, codes))
+    return list(zip(shards, codes, failures, strict=True))
 
 
 def run_modules(names: list[str]) -> int:
@@ -143,6 +152,9 @@ def run_modules(names: list[str]) -> int:
     result = unittest.TextTestRunner(verbosity=2, resultclass=Timed).run(suite)
     slowest = sorted(spent.items(), key=lambda item: -item[1])[:SLOWEST]
     print("slowest classes: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in slowest), flush=True)
+    for test, trace in result.failures + result.errors:
+        last = next((line for line in reversed(trace.splitlines()) if line.strip()), "")
+        print(f"{FAILURE_MARK}{test.id()}: {last.strip()[:300]}", flush=True)
     return 0 if result.wasSuccessful() else 1
 
 
