@@ -24,7 +24,7 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 COSTS = {
-    "test_eval": 435, "test_audit_e2e": 280, "test_report": 210, "test_audit_attacks": 200,
+    "test_eval": 505, "test_audit_e2e": 280, "test_report": 140, "test_audit_attacks": 200,
     "test_audit_core": 160, "test_audit_attacks_e2e": 155, "test_policies": 140, "test_taskset": 130,
     "test_audit_agent": 105, "test_e2e": 95, "test_serving": 70, "test_pool": 70, "test_readme": 52,
     "test_cli": 50, "test_levels": 45, "test_packaging": 45, "test_api": 20, "test_corpus": 15,

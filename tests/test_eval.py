@@ -12,7 +12,7 @@ import unittest
 from pathlib import Path
 
 from standin import StandInModel
-from test_report import chromium, eval_environment, traces
+from test_report import eval_environment, open_page, traces
 
 from redaction_pressure import policies
 from redaction_pressure.api import load_task
@@ -93,8 +93,6 @@ class TestReportAtScale(unittest.TestCase):
     page that stays small, headline first, with no sideways scroll."""
 
     def test_a_64_task_report_is_small_and_fits_390_px(self):
-        from playwright.sync_api import sync_playwright
-
         with tempfile.TemporaryDirectory() as folder:
             env = eval_environment(folder)
             out = Path(folder) / "runs"
@@ -114,25 +112,47 @@ class TestReportAtScale(unittest.TestCase):
             self.assertTrue(all(t["metrics"]["validity"] == 1.0 for t in scored))
             self.assertIn("dev-00063", report.read_text(encoding="utf-8"))
             self.assertLessEqual(report.stat().st_size, 600_000)
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
-                try:
-                    for width in (1280, 390):
-                        page = browser.new_page(viewport={"width": width, "height": 844})
-                        errors: list[str] = []
-                        page.on("pageerror", lambda error: errors.append(str(error)))
-                        page.goto(report.resolve().as_uri())
-                        page.wait_for_load_state("load")
-                        box = page.locator("[data-metric=reward]").bounding_box()
-                        self.assertLess(box["y"] + box["height"], 844)
-                        self.assertEqual(page.locator(".run-label").inner_text(), "induction")
-                        self.assertGreater(page.locator("#mistakes ~ section table.by-kind tbody tr").count(), 0)
-                        self.assertEqual(page.locator("details.task").count(), 64)
-                        self.assertEqual(page.locator("details.task[open]").count(), 0)
-                        self.assertLessEqual(page.evaluate("document.documentElement.scrollWidth"), width)
-                        self.assertEqual(errors, [])
-                finally:
-                    browser.close()
+            for width in (1280, 390):
+                page, problems = open_page(self, report, width=width, height=844)
+                box = page.locator("[data-metric=reward]").bounding_box()
+                self.assertLess(box["y"] + box["height"], 844)
+                self.assertEqual(page.locator(".run-label").inner_text(), "induction")
+                self.assertGreater(page.locator("#mistakes ~ section table.by-kind tbody tr").count(), 0)
+                self.assertEqual(page.locator("details.task").count(), 64)
+                self.assertEqual(page.locator("details.task[open]").count(), 0)
+                self.assertLessEqual(page.evaluate("document.documentElement.scrollWidth"), width)
+                self.assertEqual(problems, [])
+
+
+class TestAuditEvalAndReport(unittest.TestCase):
+    """`eval --taskset secrets-audit`: the scripted baseline through the real vf-eval, then its report."""
+
+    def test_baseline_runs_offline_and_its_report_shows_the_audit(self):
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "runs"
+            result = subprocess.run(
+                [str(BIN / "redaction-pressure"), "eval", "--taskset", "secrets-audit", "-n", "2", "-o", str(out)],
+                env=eval_environment(folder), cwd=folder, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                timeout=1800,
+            )  # fmt: skip
+            self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+            (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
+            scored = traces(run_dir)
+            self.assertEqual(len(scored), 2)
+            self.assertEqual({t["task"]["type"] for t in scored}, {"SecretsAuditTask"})
+            self.assertIn("2 episode(s) scored, mean reward", result.stdout)
+            scenarios = {(t["task"]["data"]["scenario"], t["task"]["data"]["difficulty"]) for t in scored}
+            steps = sum(int(t["metrics"]["steps"]) for t in scored)
+            for width in (1280, 390):
+                page, problems = open_page(self, run_dir / "report.html", width=width, height=844)
+                self.assertEqual(page.locator(".run-label").inner_text(), "baseline")
+                self.assertEqual(page.locator("table.scenarios tbody tr").count(), len(scenarios))
+                self.assertEqual(page.locator("table.leaks").count(), 1)
+                self.assertEqual(page.locator("details.audit-episode").count(), 2)
+                self.assertEqual(page.locator("details.audit-episode pre.command").count(), steps,
+                                 "one timeline entry per tool call")  # fmt: skip
+                self.assertLessEqual(page.evaluate("document.documentElement.scrollWidth"), width)
+                self.assertEqual(problems, [])
 
 
 class TestEvalUsage(unittest.TestCase):

@@ -61,6 +61,29 @@ def traces(run_dir: Path) -> list[dict]:
     return [trace for line in path.read_text().splitlines() if line.strip() for trace in json.loads(line)["traces"]]
 
 
+def open_page(test: unittest.TestCase, path: Path, anchor: str = "", width: int = 1280, height: int = 900):
+    """Load a report in headless Chromium (one browser per test, closed when it ends); returns
+    (page, problems): console errors and warnings, page errors and dialogs seen so far."""
+    if getattr(test, "_browser", None) is None:
+        from playwright.sync_api import sync_playwright
+
+        manager = sync_playwright()
+        playwright = manager.start()
+        test._browser = playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        test.addCleanup(manager.__exit__, None, None, None)
+        test.addCleanup(test._browser.close)
+        test.addCleanup(setattr, test, "_browser", None)
+    page = test._browser.new_page(viewport={"width": width, "height": height})
+    problems: list[str] = []
+    page.on("console", lambda message: problems.append(f"console {message.type}: {message.text}")
+            if message.type in ("error", "warning") else None)  # fmt: skip
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+    page.goto(path.resolve().as_uri() + anchor)
+    page.wait_for_load_state("load")
+    return page, problems
+
+
 class TestMarks(unittest.TestCase):
     def test_each_span_gets_the_status_of_what_was_removed(self):
         """Secrets read removed, partial or missed and decoys touched or intact, cut at removal edges."""
@@ -128,7 +151,7 @@ class TestReportOfRealRuns(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.browser_path = chromium()
+        chromium()  # fail at once without a browser, before the runs
         replies = {}
         for index in range(DEV_TASKS):
             task = load_task("dev", index)
@@ -185,25 +208,7 @@ class TestReportOfRealRuns(unittest.TestCase):
         return run_dir
 
     def open_page(self, path: Path, anchor: str = "", width: int = 1280, height: int = 900):
-        """Load a report in headless Chromium (one browser per test); returns (page, problems)."""
-        if getattr(self, "_browser", None) is None:
-            from playwright.sync_api import sync_playwright
-
-            manager = sync_playwright()
-            playwright = manager.start()
-            self._browser = playwright.chromium.launch(executable_path=self.browser_path, args=["--no-sandbox"])
-            self.addCleanup(manager.__exit__, None, None, None)
-            self.addCleanup(self._browser.close)
-            self.addCleanup(setattr, self, "_browser", None)
-        page = self._browser.new_page(viewport={"width": width, "height": height})
-        problems: list[str] = []
-        page.on("console", lambda message: problems.append(f"console {message.type}: {message.text}")
-                if message.type in ("error", "warning") else None)  # fmt: skip
-        page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-        page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
-        page.goto(path.resolve().as_uri() + anchor)
-        page.wait_for_load_state("load")
-        return page, problems
+        return open_page(self, path, anchor, width, height)
 
     def test_marked_counts_match_the_traces_metrics(self):
         """Each task's highlighted removed secrets and touched decoys equal the trace's secrets_removed and decoys_touched."""
@@ -372,46 +377,3 @@ class TestReportOfRealRuns(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
-
-
-class TestAuditEvalAndReport(unittest.TestCase):
-    """`eval --taskset secrets-audit`: the scripted baseline through the real vf-eval, then its report."""
-
-    def test_baseline_runs_offline_and_its_report_shows_the_audit(self):
-        from playwright.sync_api import sync_playwright
-
-        with tempfile.TemporaryDirectory() as folder:
-            out = Path(folder) / "runs"
-            result = subprocess.run(
-                [str(BIN / "redaction-pressure"), "eval", "--taskset", "secrets-audit", "-n", "2", "-o", str(out)],
-                env=eval_environment(folder), cwd=folder, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                timeout=1800,
-            )  # fmt: skip
-            self.assertEqual(result.returncode, 0, result.stderr[-3000:])
-            (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
-            scored = traces(run_dir)
-            self.assertEqual(len(scored), 2)
-            self.assertEqual({t["task"]["type"] for t in scored}, {"SecretsAuditTask"})
-            self.assertIn("2 episode(s) scored, mean reward", result.stdout)
-            report = run_dir / "report.html"
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
-                try:
-                    for width in (1280, 390):
-                        page = browser.new_page(viewport={"width": width, "height": 844})
-                        errors: list[str] = []
-                        page.on("pageerror", lambda error: errors.append(str(error)))
-                        page.goto(report.resolve().as_uri())
-                        page.wait_for_load_state("load")
-                        self.assertEqual(page.locator(".run-label").inner_text(), "baseline")
-                        self.assertEqual(page.locator("table.scenarios tbody tr").count(),
-                                         len({(t["task"]["data"]["scenario"], t["task"]["data"]["difficulty"]) for t in scored}))  # fmt: skip
-                        self.assertEqual(page.locator("table.leaks").count(), 1)
-                        self.assertEqual(page.locator("details.audit-episode").count(), 2)
-                        steps = sum(int(t["metrics"]["steps"]) for t in scored)
-                        self.assertEqual(page.locator("details.audit-episode pre.command").count(), steps,
-                                         "one timeline entry per tool call")  # fmt: skip
-                        self.assertLessEqual(page.evaluate("document.documentElement.scrollWidth"), width)
-                        self.assertEqual(errors, [])
-                finally:
-                    browser.close()
