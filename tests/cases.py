@@ -26,6 +26,30 @@ that is not interrupted runs for hours, far past this bound."""
 OTHER_SECRET = "another-test-secret-with-enough-characters-42"
 
 
+CYCLE = {
+    0: ("oracle", 1.0, None),
+    1: ("no rules", 0.0, None),
+    2: ("first-character exploit", 0.0, None),
+    3: ("malformed JSON", 0.0, "malformed_json"),
+}
+"""Task i of a scripted run answers with policy i % 4 (`cycled_reply`): the reward each must
+earn, and the error code it must leave on the trace."""
+
+
+def cycled_reply(index: int, hidden: list[Record]) -> str:
+    """The reply of policy `index % 4` in CYCLE, from the task's hidden records."""
+    from redaction_pressure import policies
+
+    kind = index % 4
+    if kind == 0:
+        return policies.reply(policies.oracle_rules(hidden))
+    if kind == 1:
+        return '{"rules": []}'
+    if kind == 2:
+        return policies.reply(policies.first_character_rules(hidden))
+    return '{"rules": [{"pattern": "AKIA", "replacement": "[REDACTED]"},]}'
+
+
 def reply(*rules: tuple[str, str]) -> str:
     return json.dumps({"rules": [{"pattern": p, "replacement": r} for p, r in rules]})
 

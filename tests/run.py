@@ -9,7 +9,8 @@ in ALONE run first, one at a time with nothing beside them; the others are then 
 processes heaviest first (by the rough costs below: seconds each module took in a
 two-process run of `.ci/run`; a module missing from the table counts as light), each process's lines
 are printed as they come, prefixed with its number, and the exit status is non-zero when any
-test failed or errored or any process died. The suite's load and fault tests are built to
+test failed or errored or any process died. Each process ends by naming its slowest classes
+and every module's time (what COSTS is updated from). The suite's load and fault tests are built to
 hold on a busy machine, so running beside each other is part of what they check.
 """
 
@@ -24,9 +25,9 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 COSTS = {
-    "test_eval": 505, "test_audit_e2e": 280, "test_report": 140, "test_audit_attacks": 200,
+    "test_eval": 505, "test_audit_e2e": 280, "test_report": 150, "test_audit_attacks": 200,
     "test_audit_core": 160, "test_audit_attacks_e2e": 155, "test_policies": 140, "test_taskset": 130,
-    "test_audit_agent": 105, "test_e2e": 95, "test_serving": 70, "test_pool": 70, "test_readme": 52,
+    "test_audit_agent": 105, "test_serving": 70, "test_pool": 70, "test_readme": 52,
     "test_cli": 50, "test_levels": 45, "test_packaging": 45, "test_api": 20, "test_corpus": 15,
 }  # fmt: skip
 LIGHT = 5
@@ -152,6 +153,10 @@ def run_modules(names: list[str]) -> int:
     result = unittest.TextTestRunner(verbosity=2, resultclass=Timed).run(suite)
     slowest = sorted(spent.items(), key=lambda item: -item[1])[:SLOWEST]
     print("slowest classes: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in slowest), flush=True)
+    per_module: dict[str, float] = {}
+    for name, seconds in spent.items():
+        per_module[name.split(".")[0]] = per_module.get(name.split(".")[0], 0.0) + seconds
+    print("modules: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in sorted(per_module.items(), key=lambda item: -item[1])), flush=True)
     for test, trace in result.failures + result.errors:
         last = next((line for line in reversed(trace.splitlines()) if line.strip()), "")
         print(f"{FAILURE_MARK}{test.id()}: {last.strip()[:300]}", flush=True)

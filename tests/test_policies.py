@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import unittest
+from statistics import fmean
 
 import regex
 from cases import dev_tasks
@@ -196,8 +197,13 @@ class TestLadderPerLevel(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tasks = {level: [load_task("dev", i, difficulty=level) for i in range(DEV_SIZE)] for level in ("easy", "hard")}
-        ladder = [POLICIES[name] for name in ("oracle", "constant", "induction")]
+        ladder = [POLICIES[name] for name in ("oracle", "constant")]
         cls.rows = {level: {row.policy: row for row in run_ladder(tasks, ladder)} for level, tasks in cls.tasks.items()}
+        # Induction per task (the ladder keeps only means), scored once for both kinds of check.
+        cls.induction = {
+            level: [score_reply(t, policies.reply(policies.induction_rules(t.prompt.user))).reward for t in tasks]
+            for level, tasks in cls.tasks.items()
+        }
 
     def test_the_oracle_earns_the_clean_gate_on_every_task_of_every_level(self):
         """Rules from the hidden secrets score exactly 1.0 on every easy and hard dev task."""
@@ -206,18 +212,15 @@ class TestLadderPerLevel(unittest.TestCase):
 
     def test_easy_is_solved_by_reading_the_prompt_and_not_by_memorising(self):
         """Easy: the prompt-only induction policy scores >= 0.95, the best constant <= 0.55."""
-        rows = self.rows["easy"]
-        self.assertGreaterEqual(rows["induction"].reward, 0.95)
-        self.assertLessEqual(rows["constant"].reward, 0.55)
+        self.assertGreaterEqual(fmean(self.induction["easy"]), 0.95)
+        self.assertLessEqual(self.rows["easy"]["constant"].reward, 0.55)
 
     def test_hard_leaves_headroom_above_the_prompt_only_program(self):
         """Hard: induction <= 0.75 and >= 0.25 below the oracle on at least half the tasks; the constant <= 0.45."""
-        rows = self.rows["hard"]
-        self.assertLessEqual(rows["induction"].reward, 0.75)
-        self.assertLessEqual(rows["constant"].reward, 0.45)
-        rewards = [score_reply(t, policies.reply(policies.induction_rules(t.prompt.user))).reward for t in self.tasks["hard"]]
-        self.assertGreaterEqual(sum(1 for r in rewards if r <= 0.75), DEV_SIZE // 2)
-
+        rewards = self.induction["hard"]
+        self.assertLessEqual(fmean(rewards), 0.75)
+        self.assertLessEqual(self.rows["hard"]["constant"].reward, 0.45)
+        self.assertGreaterEqual(sum(1 for r in rewards if r <= 1.0 - 0.25), DEV_SIZE // 2)
 
 if __name__ == "__main__":
     unittest.main()

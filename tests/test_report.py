@@ -1,4 +1,7 @@
-"""The run report: real vf-eval runs rendered, opened in headless Chromium (the eval command's own tests are `test_eval`)."""
+"""End to end with the real verifiers tools, then the report: vf-eval runs against a stand-in
+model (through `eval --base-url`) score each reply as `score_reply` does, vf-replay reproduces
+them, a private_eval episode writes its secret nowhere; the runs' reports are opened in
+headless Chromium (the eval command's own tests are `test_eval`)."""
 
 from __future__ import annotations
 
@@ -15,21 +18,25 @@ from cases import PRIVATE_ENV, TEST_SECRET, private_secret
 from standin import StandInModel
 
 from redaction_pressure import policies
-from redaction_pressure.api import load_task
+from redaction_pressure.api import load_task, score_reply
+from redaction_pressure.identity import identity
 from redaction_pressure.policies.prompted import PROMPT_POLICIES
 from redaction_pressure.report import analysis, runs, stats
 from redaction_pressure.rules import Rule
 from redaction_pressure.spans import Record, Span
-from redaction_pressure.splits import seed_for
+from redaction_pressure.splits import commitment, seed_for
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 XSS = "</script><script>alert(1)</script>"
-DEV_TASKS = 5
+DEV_TASKS = 6
+FIXED = {0: 1.0, 2: 0.0, 4: 0.0, 5: 0.0}
+"""Dev tasks whose scripted reply earns a reward known without scoring (oracle; first characters,
+malformed, no rules)."""
 
 
 def scripted_reply(index: int, task) -> str:
-    """Task i of the dev run: oracle, XSS + long tokens, first characters, delete everything, malformed."""
+    """Task i of the dev run: oracle, XSS + long tokens, first characters, delete everything, malformed, no rules."""
     if index == 0:
         return policies.reply(policies.oracle_rules(task.hidden))
     if index == 1:
@@ -38,6 +45,8 @@ def scripted_reply(index: int, task) -> str:
         return policies.reply(policies.first_character_rules(task.hidden))
     if index == 3:
         return policies.reply(PROMPT_POLICIES["delete_everything"](task.prompt.user))
+    if index == 5:
+        return '{"rules": []}'
     return '{"rules": [{"pattern": "' + XSS + '", "replacement": "[REDACTED]"},]}'
 
 
@@ -159,6 +168,7 @@ class TestReportOfRealRuns(unittest.TestCase):
         with private_secret(TEST_SECRET):
             cls.private = load_task("private_eval", 0)
             cls.private_seed = seed_for("private_eval", 0)
+            cls.private_commitment = commitment("private_eval")
         replies[cls.private.prompt.user] = policies.reply(policies.oracle_rules(cls.private.hidden))
         cls.model = StandInModel(replies)
         cls.home = Path(tempfile.mkdtemp(prefix="rp-report-"))
@@ -197,6 +207,7 @@ class TestReportOfRealRuns(unittest.TestCase):
 
     @classmethod
     def evaluate(cls, split: str, count: int, out: Path, **extra: str) -> Path:
+        cls.printed = getattr(cls, "printed", "")
         result = cls.tool(
             ["redaction-pressure", "eval", "--model", "standin", "--base-url", cls.model.url,
              "--api-key-var", "STANDIN_KEY", "--split", split, "-n", str(count), "-o", str(out)],
@@ -205,10 +216,56 @@ class TestReportOfRealRuns(unittest.TestCase):
         (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
         assert f"run folder: {run_dir}" in result.stdout, result.stdout
         assert (run_dir / "report.html").is_file()
+        cls.printed += result.stdout + result.stderr
         return run_dir
 
     def open_page(self, path: Path, anchor: str = "", width: int = 1280, height: int = 900):
         return open_page(self, path, anchor, width, height)
+
+    def test_each_reply_scores_as_score_reply_says_and_replays_identically(self):
+        """Through vf-eval each scripted reply earns what score_reply gives it (oracle 1.0; first
+        characters, malformed JSON and no rules 0.0) with its error codes, every trace carries the
+        identity block and its task's seed, and vf-replay reproduces every reward and error."""
+        scored = traces(self.dev_run)
+        self.assertEqual(sorted(t["task"]["data"]["index"] for t in scored), list(range(DEV_TASKS)))
+        block = identity("dev", commitment("dev"))
+        rewards = {}
+        for trace in scored:
+            index = trace["task"]["data"]["index"]
+            task = load_task("dev", index)
+            expected = score_reply(task, scripted_reply(index, task))
+            with self.subTest(task=index):
+                rewards[index] = sum(r["score"] * r["weight"] for r in trace["rewards"].values())
+                self.assertEqual(rewards[index], expected.reward)
+                self.assertEqual(set(trace["rewards"]), {"recall", "precision", "clean_gate"})
+                self.assertEqual([e["code"] for e in trace["info"]["redaction_errors"]], [e.code for e in expected.errors])
+                self.assertEqual(trace["info"]["environment"], block)
+                self.assertEqual(trace["task"]["data"]["environment"]["split_commitment"], commitment("dev"))
+                self.assertEqual(trace["info"]["task_seed"], seed_for("dev", index))
+        self.assertEqual({i: rewards[i] for i in FIXED}, FIXED)
+        self.assertEqual([e["code"] for t in scored for e in t["info"]["redaction_errors"]], ["malformed_json"])
+        (replayed,) = self.replay.rglob("traces.jsonl")
+        again = {t["task"]["data"]["index"]: t for t in traces(replayed.parent)}
+        self.assertEqual(len(again), DEV_TASKS)
+        for trace in scored:
+            index = trace["task"]["data"]["index"]
+            self.assertEqual(again[index]["rewards"], trace["rewards"], f"task {index}")
+            self.assertEqual(again[index]["info"]["redaction_errors"], trace["info"]["redaction_errors"])
+
+    def test_private_run_reveals_the_seed_and_never_the_secret(self):
+        """The private_eval episode scores 1.0, records its seed in trace.info (never in the task
+        data), and no file of its run folder nor anything eval printed holds the secret."""
+        (trace,) = traces(self.private_run)
+        self.assertEqual(sum(r["score"] * r["weight"] for r in trace["rewards"].values()), 1.0)
+        self.assertEqual(trace["info"]["task_seed"], self.private_seed)
+        self.assertEqual(trace["info"]["environment"]["split"], "private_eval")
+        self.assertEqual(trace["info"]["environment"]["split_commitment"], self.private_commitment)
+        self.assertNotIn(str(self.private_seed), json.dumps(trace["task"]["data"]))
+        files = [path for path in (self.home / "private").rglob("*") if path.is_file()]
+        self.assertGreaterEqual(len(files), 3, "traces, the vf-eval log and the report at least")
+        for path in files:
+            self.assertNotIn(TEST_SECRET.encode(), path.read_bytes(), str(path))
+        self.assertNotIn(TEST_SECRET, self.printed)
 
     def test_marked_counts_match_the_traces_metrics(self):
         """Each task's highlighted removed secrets and touched decoys equal the trace's secrets_removed and decoys_touched."""

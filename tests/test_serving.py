@@ -12,9 +12,8 @@ import time
 import unittest
 from pathlib import Path
 
-from cases import HANG_SECONDS, PRIVATE_ENV, child_pids
+from cases import HANG_SECONDS, PRIVATE_ENV, child_pids, cycled_reply
 from standin import StandInModel
-from test_e2e import scripted_reply
 from test_taskset import scored, tasks
 
 import verifiers.v1 as vf
@@ -43,7 +42,7 @@ class TestServeEnv(unittest.TestCase):
         cls.replies = {}
         for task in cls.dev:
             hidden = load_task("dev", task.data.index).hidden
-            cls.replies[task.data.index] = scripted_reply(task.data.index, hidden)
+            cls.replies[task.data.index] = cycled_reply(task.data.index, hidden)
         cls.model = StandInModel({task.data.prompt: cls.replies[task.data.index] for task in cls.dev})
         env = {k: v for k, v in os.environ.items() if k != PRIVATE_ENV}
         started = time.monotonic()
