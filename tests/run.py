@@ -6,8 +6,8 @@
 
 Each module runs whole inside one process, so its class fixtures are shared as usual. Modules
 in ALONE run first, one at a time with nothing beside them; the others are then dealt to the
-processes heaviest first (by the rough costs below: seconds each module took in a
-two-process run of `.ci/run`; a module missing from the table counts as light), each process's lines
+processes heaviest first (by the rough costs below: each module's seconds as a
+two-process run of `.ci/run` printed them; a module missing from the table counts as light), each process's lines
 are printed as they come, prefixed with its number, and the exit status is non-zero when any
 test failed or errored or any process died. Each process ends by naming its slowest classes
 and every module's time (what COSTS is updated from). The suite's load and fault tests are built to
@@ -25,10 +25,10 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 COSTS = {
-    "test_eval": 505, "test_audit_e2e": 280, "test_report": 150, "test_audit_attacks": 200,
-    "test_audit_core": 160, "test_audit_attacks_e2e": 155, "test_policies": 140, "test_taskset": 130,
-    "test_audit_agent": 105, "test_serving": 70, "test_pool": 70, "test_readme": 52,
-    "test_cli": 50, "test_levels": 45, "test_packaging": 45, "test_api": 20, "test_corpus": 15,
+    "test_audit_e2e": 360, "test_eval": 290, "test_audit_attacks": 175, "test_audit_attacks_e2e": 165,
+    "test_policies": 115, "test_report": 100, "test_audit_core": 95, "test_taskset": 90, "test_audit_agent": 90,
+    "test_pool": 70, "test_serving": 70, "test_cli": 60, "test_levels": 60, "test_readme": 35, "test_packaging": 35,
+    "test_api": 15, "test_corpus": 15,
 }  # fmt: skip
 LIGHT = 5
 ALONE = ("test_audit_attacks_outside",)
