@@ -323,7 +323,7 @@ class TestFaultsAndLoad(unittest.TestCase):
         rng = random.Random(7)
 
         def killer() -> None:
-            while not stop.wait(rng.uniform(1.0, 3.0)):
+            while not stop.wait(rng.uniform(0.5, 2.0)):
                 children = child_pids(os.getpid(), "redaction_pressure.worker")
                 if children:
                     victim = int(rng.choice(children))
@@ -333,14 +333,19 @@ class TestFaultsAndLoad(unittest.TestCase):
 
         thread = threading.Thread(target=killer)
         thread.start()
+        rounds = []
         try:
-            loaded = self.concurrently()
+            # The 64 episodes again until the killer has struck five times: a quick machine
+            # finishes a round between two strikes, so the round count, not the clock, varies.
+            while len(rounds) < 10 and (not rounds or len(kills) < 5):
+                rounds.append(self.concurrently())
         finally:
             stop.set()
             thread.join()
         self.assertGreaterEqual(len(kills), 5, "the killer should have struck several times")
         self.assertGreater(pool.replaced, replaced)
-        self.assertEqual(loaded, self.quiet)
+        for loaded in rounds:
+            self.assertEqual(loaded, self.quiet)
 
 class TestDifficulty(unittest.TestCase):
     def test_a_hard_taskset_builds_and_scores_hard_tasks(self):
