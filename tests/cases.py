@@ -26,18 +26,9 @@ that is not interrupted runs for hours, far past this bound."""
 OTHER_SECRET = "another-test-secret-with-enough-characters-42"
 
 
-CYCLE = {
-    0: ("oracle", 1.0, None),
-    1: ("no rules", 0.0, None),
-    2: ("first-character exploit", 0.0, None),
-    3: ("malformed JSON", 0.0, "malformed_json"),
-}
-"""Task i of a scripted run answers with policy i % 4 (`cycled_reply`): the reward each must
-earn, and the error code it must leave on the trace."""
-
-
 def cycled_reply(index: int, hidden: list[Record]) -> str:
-    """The reply of policy `index % 4` in CYCLE, from the task's hidden records."""
+    """Task i of a scripted run answers with policy i % 4, from the task's hidden records:
+    the oracle (1.0), no rules (0.0), the first-character exploit (0.0), malformed JSON (0.0)."""
     from redaction_pressure import policies
 
     kind = index % 4

@@ -222,5 +222,6 @@ class TestLadderPerLevel(unittest.TestCase):
         self.assertLessEqual(self.rows["hard"]["constant"].reward, 0.45)
         self.assertGreaterEqual(sum(1 for r in rewards if r <= 1.0 - 0.25), DEV_SIZE // 2)
 
+
 if __name__ == "__main__":
     unittest.main()

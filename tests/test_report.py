@@ -172,6 +172,7 @@ class TestReportOfRealRuns(unittest.TestCase):
         replies[cls.private.prompt.user] = policies.reply(policies.oracle_rules(cls.private.hidden))
         cls.model = StandInModel(replies)
         cls.home = Path(tempfile.mkdtemp(prefix="rp-report-"))
+        cls.printed = ""  # what every eval run printed, searched for the private secret
         cls.dev_run = cls.evaluate("dev", DEV_TASKS, cls.home / "dev")
         cls.private_run = cls.evaluate("private_eval", 1, cls.home / "private", **{PRIVATE_ENV: TEST_SECRET})
         cls.replay = cls.home / "replay"
@@ -207,7 +208,6 @@ class TestReportOfRealRuns(unittest.TestCase):
 
     @classmethod
     def evaluate(cls, split: str, count: int, out: Path, **extra: str) -> Path:
-        cls.printed = getattr(cls, "printed", "")
         result = cls.tool(
             ["redaction-pressure", "eval", "--model", "standin", "--base-url", cls.model.url,
              "--api-key-var", "STANDIN_KEY", "--split", split, "-n", str(count), "-o", str(out)],
@@ -218,9 +218,6 @@ class TestReportOfRealRuns(unittest.TestCase):
         assert (run_dir / "report.html").is_file()
         cls.printed += result.stdout + result.stderr
         return run_dir
-
-    def open_page(self, path: Path, anchor: str = "", width: int = 1280, height: int = 900):
-        return open_page(self, path, anchor, width, height)
 
     def test_each_reply_scores_as_score_reply_says_and_replays_identically(self):
         """Through vf-eval each scripted reply earns what score_reply gives it (oracle 1.0; first
@@ -269,7 +266,7 @@ class TestReportOfRealRuns(unittest.TestCase):
 
     def test_marked_counts_match_the_traces_metrics(self):
         """Each task's highlighted removed secrets and touched decoys equal the trace's secrets_removed and decoys_touched."""
-        page, problems = self.open_page(self.dev_report)
+        page, problems = open_page(self, self.dev_report)
         scored = traces(self.dev_run)
         self.assertEqual(len(scored), DEV_TASKS)
         seen = set()
@@ -308,7 +305,7 @@ class TestReportOfRealRuns(unittest.TestCase):
 
     def test_summary_shows_the_runs_figures(self):
         """The summary's mean reward, task count and error codes are the traces' own."""
-        page, problems = self.open_page(self.dev_report)
+        page, problems = open_page(self, self.dev_report)
         scored = traces(self.dev_run)
         mean = sum(sum(r["score"] * r["weight"] for r in t["rewards"].values()) for t in scored) / len(scored)
         self.assertTrue(page.locator("[data-metric=reward]").inner_text().startswith(f"{mean:.3f} ["))
@@ -324,7 +321,7 @@ class TestReportOfRealRuns(unittest.TestCase):
 
     def test_hostile_rule_text_is_shown_inert(self):
         """A rule holding </script><script>alert(1)</script> is displayed as text and never runs."""
-        page, problems = self.open_page(self.dev_report)
+        page, problems = open_page(self, self.dev_report)
         patterns = page.locator("code.pattern").all_text_contents()
         self.assertTrue(any(pattern == XSS for pattern in patterns), "the rule is listed verbatim")
         self.assertTrue(any(XSS in reply for reply in page.locator("pre.reply").all_text_contents()),
@@ -334,7 +331,7 @@ class TestReportOfRealRuns(unittest.TestCase):
 
     def test_task_table_sorts_by_a_clicked_column(self):
         """Clicking the reward header orders the task table by reward, and again reverses it."""
-        page, problems = self.open_page(self.dev_report)
+        page, problems = open_page(self, self.dev_report)
         table = page.locator("#tasks-run1")
         header = table.locator("th", has_text="reward")
         column = "Array.from(document.querySelectorAll('#tasks-run1 tbody tr')).map(r => parseFloat(r.cells[1].textContent))"
@@ -349,7 +346,7 @@ class TestReportOfRealRuns(unittest.TestCase):
         """A screenshot at a task's anchor shows coloured marks, not an empty page."""
         from PIL import Image
 
-        page, problems = self.open_page(self.dev_report, "#run1-dev-00001")
+        page, problems = open_page(self, self.dev_report, "#run1-dev-00001")
         shot = self.home / "task.png"
         page.screenshot(path=str(shot))
         with Image.open(shot) as image:
@@ -361,7 +358,7 @@ class TestReportOfRealRuns(unittest.TestCase):
 
     def test_two_runs_are_compared_task_by_task(self):
         """A vf-eval run and its vf-replay side by side: equal means and a zero change on every task."""
-        page, problems = self.open_page(self.compared)
+        page, problems = open_page(self, self.compared)
         self.assertEqual(page.locator("[data-metric=reward]").count(), 2)
         first, second = page.locator("[data-metric=reward]").all_inner_texts()
         self.assertEqual(first, second)
@@ -374,7 +371,7 @@ class TestReportOfRealRuns(unittest.TestCase):
         """The label, mean reward, clean-gate and validity rates and errored count are on the first screen."""
         for width, height in ((1280, 800), (390, 844)):
             with self.subTest(width=width):
-                page, problems = self.open_page(self.dev_report, width=width, height=height)
+                page, problems = open_page(self, self.dev_report, width=width, height=height)
                 for selector in (".run-label", "[data-metric=reward]", "[data-metric=clean-gate]",
                                  "[data-metric=validity]", "[data-metric=errored]"):  # fmt: skip
                     box = page.locator(selector).bounding_box()
@@ -387,7 +384,7 @@ class TestReportOfRealRuns(unittest.TestCase):
         """At 390 px the page does not scroll sideways and chart text stays at least 9 px tall."""
         for width in (390, 1280):
             with self.subTest(width=width):
-                page, problems = self.open_page(self.dev_report, width=width)
+                page, problems = open_page(self, self.dev_report, width=width)
                 page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
                 self.assertLessEqual(page.evaluate("document.documentElement.scrollWidth"), width)
                 heights = page.evaluate(
@@ -399,7 +396,7 @@ class TestReportOfRealRuns(unittest.TestCase):
 
     def test_mistakes_section_links_open_the_record(self):
         """The mistakes section counts missed secrets by kind, family and context and links into a collapsed task."""
-        page, problems = self.open_page(self.dev_report)
+        page, problems = open_page(self, self.dev_report)
         scored = traces(self.dev_run)
         missed = sum(t["metrics"]["secrets_total"] - t["metrics"]["secrets_removed"] for t in scored)
         for table in ("by-kind", "by-family", "by-context"):
@@ -425,7 +422,7 @@ class TestReportOfRealRuns(unittest.TestCase):
         forbidden += [line for line in self.private.prompt.user.splitlines() if len(line) > 30]
         for text in forbidden:
             self.assertNotIn(text, html)
-        page, problems = self.open_page(self.private_report)
+        page, problems = open_page(self, self.private_report)
         self.assertEqual(page.locator("pre.record, code.pattern, .task").count(), 0)
         self.assertIn("private_eval", page.locator("body").inner_text())
         self.assertIn("recall by kind", page.locator("#tasks-run1 thead").inner_text())
