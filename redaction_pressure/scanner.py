@@ -1,4 +1,4 @@
-"""Budgeted matching: run every rule over every hidden record and collect what it removes.
+r"""Budgeted matching: run every rule over every hidden record and collect what it removes.
 
 `scan(rules, texts, budget)` is a pure function of its arguments (plus CPU time), so it
 can run in a thread or another process. Every rule is matched against the original
