@@ -4,14 +4,17 @@ Shared by `test_realism.py` and `benchmarks/realism.py`. Everything here is writ
 independently of the corpus's own helpers (its checksum, key and quoting code), so a
 bug there cannot hide itself.
 
-- `dev_records()`: every record of every dev task, shown and hidden, with where it sits.
+- `dev_records(difficulty)`: every record of every dev task of a level (standard by
+  default), shown and hidden, with where it sits.
 - Value checks, each returning a problem sentence or None: `checksum_problem` (GitHub
   `ghp_`/`gho_` and npm `npm_` CRC32), `private_key_problem` (loads with `cryptography`,
   EC P-256 or Ed25519 only), `jwt_problem`, `basic_credential_problem`.
 - `parse_problems(record)`: the record parses in its own format and every secret is a
   value the parser returns (an AST string, a YAML scalar, a sourced variable, a URL's
-  password), not merely text that happens to sit in the file. Families without a
-  grammar of their own (`access_log`, and `app_log` outside JSON lines) are not checked.
+  password), not merely text that happens to sit in the file; a JSON log's string that is
+  itself a JSON document (a logged request or response body, as on hard) is parsed too.
+  Families without a grammar of their own (`access_log`, and `app_log` outside JSON lines)
+  are not checked.
 - `recognisably_not_secret(kind, value, line)`: one documented rule per decoy kind. It is
   meant to hold for every decoy and for no secret: the tests run it both ways.
 """
@@ -61,29 +64,34 @@ class Located:
     task: int
     index: int
     record: Record
+    difficulty: str = "standard"
 
     @property
     def where(self) -> str:
         part = "shown" if self.index < SHOWN else "hidden"
-        return f"dev task {self.task} record {self.index} ({part}, {self.record.family})"
+        level = "" if self.difficulty == "standard" else f"{self.difficulty} "
+        return f"{level}dev task {self.task} record {self.index} ({part}, {self.record.family})"
 
 
 SHOWN, HIDDEN = 8, 32
 
 
 @cache
-def dev_records() -> tuple[Located, ...]:
-    """Every record (shown and hidden) of every dev task, through `load_task` when it works."""
+def dev_records(difficulty: str = "standard") -> tuple[Located, ...]:
+    """Every record (shown and hidden) of every dev task of a level, through `load_task` when
+    it works (on standard, the bare stream when it does not: the API may be mid-edit)."""
+    from redaction_pressure.api import load_task
+
     out: list[Located] = []
     for task in range(DEV_SIZE):
         try:
-            from redaction_pressure.api import load_task
-
-            loaded = load_task("dev", task)
+            loaded = load_task("dev", task, difficulty=difficulty)
             records = [*loaded.shown, *loaded.hidden]
-        except Exception:  # the API may be mid-edit; the stream is the source of truth
+        except Exception:
+            if difficulty != "standard":
+                raise
             records = list(itertools.islice(stream(seed_for("dev", task), SHOWN), SHOWN + HIDDEN))
-        out.extend(Located(task, i, record) for i, record in enumerate(records))
+        out.extend(Located(task, i, record, difficulty) for i, record in enumerate(records))
     return tuple(out)
 
 
@@ -635,8 +643,21 @@ def _parse_app_log(record: Record) -> list[str]:
             return [f"line {n} is not JSON: {error}"]
         if not isinstance(entry, dict):
             return [f"line {n} is not a JSON object"]
-        strings.extend(_scalars(entry))
+        strings.extend(_nested_scalars(entry))
     return _unplaced(record, strings, _log_field)
+
+
+def _nested_scalars(node: object, depth: int = 0) -> Iterator[object]:
+    """`_scalars`, and those of every string that is itself a JSON object or array (a logged
+    body): a secret inside it is a value of that inner document, not of the escaped string."""
+    for scalar in _scalars(node):
+        yield scalar
+        if depth < 4 and isinstance(scalar, str) and scalar[:1] in "{[":
+            try:
+                inner = json.loads(scalar, object_pairs_hook=_strict_json_object)
+            except ValueError:
+                continue
+            yield from _nested_scalars(inner, depth + 1)
 
 
 PARSERS: dict[str, Callable[[Record], list[str]]] = {

@@ -28,7 +28,7 @@ COSTS = {
     "test_audit_e2e": 260, "test_eval": 215, "test_audit_attacks": 170, "test_policies": 110,
     "test_audit_attacks_e2e": 100, "test_audit_agent": 90, "test_audit_core": 85, "test_taskset": 70, "test_report": 65,
     "test_pool": 55, "test_levels": 45, "test_serving": 45, "test_packaging": 35, "test_cli": 35, "test_readme": 20,
-    "test_corpus": 15, "test_api": 12,
+    "test_corpus": 15, "test_realism": 15, "test_api": 12,
 }  # fmt: skip
 LIGHT = 5
 ALONE = ("test_audit_attacks_outside",)

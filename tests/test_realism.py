@@ -241,6 +241,30 @@ class TestStructuredRecords(unittest.TestCase):
                 problems = [f"{loc.where}: {p}" for loc in records for p in parse_problems(loc.record)]
                 self.assertEqual(problems, [])
 
+    def test_every_level_s_structured_records_parse_with_their_secrets_as_values(self):
+        """On easy and hard too (hard logs secrets inside JSON bodies escaped in a log line's string),
+        every structured record parses in its own format and each secret equals a parsed value."""
+        for level in ("easy", "hard"):
+            with self.subTest(level=level):
+                problems = [f"{loc.where}: {p}" for loc in dev_records(level) for p in parse_problems(loc.record)]
+                self.assertEqual(problems[:20], [], f"{len(problems)} problems")
+
+    def test_a_secret_in_a_logged_body_is_held_by_the_body_s_own_json(self):
+        """A secret inside a logged JSON body counts as a value only while that body parses."""
+        nested = [
+            (loc.record, span)
+            for loc in dev_records("hard")
+            if loc.record.family == "app_log"
+            for span in loc.record.secrets
+            if loc.record.text[span.end : span.end + 4] == '\\"}"'
+        ]
+        self.assertGreater(len(nested), 10, "hard logs secrets inside JSON bodies")
+        record, span = nested[0]
+        self.assertEqual(parse_problems(record), [])
+        end = span.end + 3  # after the body's closing brace, inside the log line's string
+        broken = record.model_copy(update={"text": record.text[:end] + "}" + record.text[end:]})
+        self.assertIn(f"{span.kind} {excerpt(record.value(span))!r} is not a parsed value", " ".join(parse_problems(broken)))
+
     def test_every_structured_family_is_exercised(self):
         """Each parser (and both languages of the python|javascript families, and JSON-lines logs) meets dev records."""
         seen = Counter(loc.record.family for loc in dev_records() if _is_json_log(loc.record))
