@@ -4,7 +4,10 @@ recognisably not secrets.
 
 Each check is run twice: over the dev split (one subTest per task, listing that task's
 problems), and on a deliberately broken input, so that no check can pass vacuously.
-The checks themselves live in `realism.py`.
+The value and format checks run on every level's dev split; the decoy rules on standard's
+(on easy and hard a task's public ids follow that task's own conventions, which the rules'
+standard conventions do not model: 150 and 1,117 public ids there fail them, no secret
+passes them). The checks themselves live in `realism.py`.
 """
 
 from __future__ import annotations
@@ -42,9 +45,12 @@ from redaction_pressure.spans import Record, Span
 from redaction_pressure.splits import DEV_SIZE, seed_for
 
 
-def by_task() -> dict[int, list[Located]]:
+LEVELS = ("easy", "standard", "hard")
+
+
+def by_task(difficulty: str = "standard") -> dict[int, list[Located]]:
     tasks: dict[int, list[Located]] = {}
-    for located in dev_records():
+    for located in dev_records(difficulty):
         tasks.setdefault(located.task, []).append(located)
     return tasks
 
@@ -58,22 +64,24 @@ def first(family: str, when=lambda record: True) -> Record:
 
 
 class ValueCheck(unittest.TestCase):
-    """Shared shape: run `problem(value, record)` on every secret span of `kinds`, per task."""
+    """Shared shape: run `problem(value, record)` on every secret span of `kinds`, per task,
+    on the dev split of every level."""
 
     def assert_each_value(self, kinds: tuple[str, ...], problem) -> None:
-        checked = 0
-        for task, records in by_task().items():
-            with self.subTest(task=task):
-                failures = []
-                for loc in records:
-                    for span in loc.record.secrets:
-                        if span.kind in kinds:
-                            checked += 1
-                            value = loc.record.value(span)
-                            if (why := problem(value, loc.record)) is not None:
-                                failures.append(f"{loc.where}: {span.kind} {excerpt(value)!r} {why} ({span.slot})")
-                self.assertEqual(failures, [])
-        self.assertGreater(checked, 0, f"no {kinds} span in the dev split: the check is vacuous")
+        for level in LEVELS:
+            checked = 0
+            for task, records in by_task(level).items():
+                with self.subTest(level=level, task=task):
+                    failures = []
+                    for loc in records:
+                        for span in loc.record.secrets:
+                            if span.kind in kinds:
+                                checked += 1
+                                value = loc.record.value(span)
+                                if (why := problem(value, loc.record)) is not None:
+                                    failures.append(f"{loc.where}: {span.kind} {excerpt(value)!r} {why} ({span.slot})")
+                    self.assertEqual(failures, [])
+            self.assertGreater(checked, 0, f"no {kinds} span in {level}'s dev split: the check is vacuous")
 
 
 class TestGitHubChecksums(ValueCheck):
@@ -244,7 +252,7 @@ class TestStructuredRecords(unittest.TestCase):
     def test_every_level_s_structured_records_parse_with_their_secrets_as_values(self):
         """On easy and hard too (hard logs secrets inside JSON bodies escaped in a log line's string),
         every structured record parses in its own format and each secret equals a parsed value."""
-        for level in ("easy", "hard"):
+        for level in ("easy", "hard"):  # standard: the test above
             with self.subTest(level=level):
                 problems = [f"{loc.where}: {p}" for loc in dev_records(level) for p in parse_problems(loc.record)]
                 self.assertEqual(problems[:20], [], f"{len(problems)} problems")
