@@ -78,6 +78,10 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.split == "private_eval":
         splits.commitment(args.split)  # fail now, by name, when the secret is missing
     env = dict(os.environ)
+    # verifiers syncs each episode's chat program environment with `uv sync --script`: compiled
+    # once, every episode starts it from bytecode, also where nothing writes bytecode at import
+    # time (docs/performance.md). A value the user set is kept.
+    env.setdefault("UV_COMPILE_BYTECODE", "1")
     with model_endpoint(args, env) as endpoint:
         err.print(f"vf-eval {args.taskset}: {tasks} {args.split} task(s), model {endpoint.model} at {endpoint.base_url}")
         with Progress(console=err, transient=False) as bar:
