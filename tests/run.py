@@ -28,7 +28,7 @@ COSTS = {
     "test_audit_e2e": 260, "test_eval": 215, "test_audit_attacks": 170, "test_policies": 110,
     "test_audit_attacks_e2e": 100, "test_audit_agent": 90, "test_audit_core": 85, "test_taskset": 70, "test_report": 65,
     "test_pool": 55, "test_levels": 45, "test_serving": 45, "test_packaging": 35, "test_cli": 35, "test_readme": 20,
-    "test_corpus": 15, "test_realism": 15, "test_api": 12,
+    "test_corpus": 15, "test_realism": 25, "test_api": 12,
 }  # fmt: skip
 LIGHT = 5
 ALONE = ("test_audit_attacks_outside",)
@@ -40,8 +40,8 @@ start with the attacker's code."""
 CHILD_ENV = {"PYTHONUNBUFFERED": "1", "UV_COMPILE_BYTECODE": os.environ.get("UV_COMPILE_BYTECODE", "1")}
 """UV_COMPILE_BYTECODE: the chat program's environment that verifiers' subprocess runtime
 syncs once per vf-eval run (`uv sync --script`) is compiled when it is made, so each episode's
-chat program starts from bytecode (~1.9 CPU-s instead of ~3.5 where nothing writes bytecode at
-import time). The README's test command compiles the root environment (`uv sync
+chat program starts from bytecode (~1.6 CPU-s instead of ~3.1 where nothing writes bytecode at
+import time). The README's sync before the suite compiles the root environment (`uv sync
 --compile-bytecode`), which every vf-eval, worker and tool server imports verifiers from."""
 FAILURE_MARK = "failed test: "
 """A child prints one line so marked per failed or errored test (its id and the traceback's last
@@ -137,8 +137,8 @@ def run_together(shards: list[list[str]], first: int) -> list[tuple[list[str], i
 
 def run_modules(names: list[str]) -> int:
     """One unittest process, as `python -m unittest discover -s tests` sets things up (the tests
-    folder first on the path, the repository's root the working folder, nothing added to the
-    environment children inherit); it ends by naming its slowest test classes."""
+    folder first on the path, the repository's root the working folder, and only CHILD_ENV added
+    to the environment children inherit); it ends by naming its slowest test classes."""
     import resource
     import time
     import unittest
