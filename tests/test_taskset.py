@@ -266,7 +266,11 @@ class TestFaultsAndLoad(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dev = tasks("dev")
-        hungry = json.dumps({"rules": [{"pattern": r"(?s).*.*.*(?<=\x00)", "replacement": ""}] * 24})
+        # Budget-hungry, clear of every limit: on the 64 dev tasks one call of this rule costs at
+        # most ~0.08 s of CPU (the cap is 0.25 s) and an episode's calls ~6 s at least (the budget
+        # is 1 s), so a loaded machine's slower CPU-seconds still end it as budget_exhausted. (With
+        # `.*.*.*`, dev task 33 has a call at 0.22 s: `timeout` on a busy machine, seen in a suite run.)
+        hungry = json.dumps({"rules": [{"pattern": r"(?s).{0,15}.{0,15}.{0,15}(?<=\x00)", "replacement": ""}] * 24})
         cls.mixed = []
         for i, task in enumerate(cls.dev):  # 85% exact, 10% budget-exhausting, 5% malformed
             kind = "hungry" if i % 10 == 3 else "malformed" if i % 20 == 7 else "exact"
@@ -274,7 +278,7 @@ class TestFaultsAndLoad(unittest.TestCase):
             cls.mixed.append((task, answer))
         cls.quiet = [cls.outcome(scored(task, answer)) for task, answer in cls.mixed]
         kinds = [c for c in (q[1][:1] for q in cls.quiet)]
-        assert kinds.count(["budget_exhausted"]) >= 6 and kinds.count(["malformed_json"]) >= 3, kinds
+        assert kinds.count(["budget_exhausted"]) == 7 and kinds.count(["malformed_json"]) >= 3, kinds
 
     @staticmethod
     def outcome(trace: vf.Trace) -> tuple:
