@@ -80,10 +80,9 @@ class TestBaseline(unittest.TestCase):
             cls.episodes[plan.scenario] = (plan, audit_agent.play_local(plan))
 
     def test_it_beats_inaction_on_every_scenario_but_not_the_oracle_everywhere(self):
-        """Inaction scores 0 everywhere; the baseline scores above it on all 13 scenarios and below 1 on one."""
-        for scenario, (plan, episode) in self.episodes.items():
-            with self.subTest(scenario=scenario), LocalWorkspace(plan) as ws:
-                self.assertEqual(ws.score(steps=0).total, 0.0)
+        """The baseline scores above inaction (0 on every scenario: `test_audit_core`) on all 13 scenarios and below 1 on one."""
+        for scenario, (_, episode) in self.episodes.items():
+            with self.subTest(scenario=scenario):
                 self.assertGreater(episode.total, 0.0)
                 self.assertEqual(episode.health, 1.0)
         short = {s: round(e.total, 3) for s, (_, e) in self.episodes.items() if e.total < 1.0}

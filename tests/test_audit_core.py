@@ -36,7 +36,7 @@ class TestScenarios(unittest.TestCase):
                 self.assertEqual(plan_to_json(plan_from_json(plan_to_json(a))), plan_to_json(a))
 
     def test_tests_pass_before_and_after_the_oracle_which_scores_one(self):
-        """Each repository starts healthy and leaky; the oracle leaves it healthy and clean."""
+        """Each repository starts healthy and leaky (inaction scores 0); the oracle leaves it healthy and clean."""
         for scenario in SCENARIOS:
             plan = build(scenario.name, 3)
             with self.subTest(scenario=scenario.name), LocalWorkspace(plan) as ws:
@@ -44,6 +44,7 @@ class TestScenarios(unittest.TestCase):
                 self.assertEqual(before["tests"]["status"], "ok")
                 self.assertEqual(before["tests"]["passed"], before["tests"]["total"])
                 self.assertEqual(set(before["left"]), {s.id for s in plan.secrets})
+                self.assertEqual(score_facts(before, plan.budget).total, 0.0)
                 self.assertEqual(ws.bash(programs.oracle_script(plan)).returncode, 0)
                 self.assertEqual(ws.score(steps=1).total, 1.0)
 
