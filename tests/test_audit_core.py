@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -154,6 +156,22 @@ class TestLeakScan(unittest.TestCase):
         self.assertEqual(set(left), {"s1"})
 
 
+PLANT_BYTECODE = """
+import importlib._bootstrap_external as external, os, sys
+prefix = os.path.abspath(sys.argv[1])
+code = compile("import os; os._exit(3)", "planted", "exec")
+for root, _, names in os.walk(prefix):
+    for name in names:
+        source = os.path.join(root[len(prefix):], name.split(".")[0] + ".py")
+        if os.path.isfile(source):
+            st = os.stat(source)
+            with open(os.path.join(root, name), "wb") as f:
+                f.write(external._code_to_timestamp_pyc(code, st.st_mtime, st.st_size))
+"""
+"""An agent's program: every file of setup's bytecode folder becomes bytecode that ends the
+process, with a header valid for its source."""
+
+
 class TestGrading(unittest.TestCase):
     """The grader reads the repository as data: plays on a local workspace."""
 
@@ -181,6 +199,36 @@ class TestGrading(unittest.TestCase):
             with self.subTest(name):
                 facts = self.play(scenario, command)
                 self.assertTrue(check(facts), {k: facts.get(k) for k in ("left", "tests", "tampering", "skipped", "history", "total", "reason")})
+
+    def test_kept_bytecode_is_setup_s_own_and_the_agent_s_copy_is_never_read(self):
+        """Setup compiles once per toolchain and writes those very files for the next episode; bytecode the agent plants in their place, headers valid, is not run."""
+        import json
+        from unittest import mock
+
+        grading._KEPT.clear()
+        plan = build("cloud_provisioning", 11)
+        with LocalWorkspace(plan) as first:
+            compiled = json.loads(first.toolchain.bytecode)
+        self.assertGreater(len(compiled["files"]), 100)
+        self.assertEqual(len(grading._KEPT), 1)
+        # A second episode on the same toolchain: PRECOMPILE would fail now, so its bytecode is the kept copy.
+        with mock.patch.object(programs, "PRECOMPILE", "raise SystemExit(1)"), LocalWorkspace(plan) as ws:
+            kept = json.loads(ws.toolchain.bytecode)
+            self.assertEqual(kept["files"], compiled["files"])
+            self.assertEqual(kept["prefix"], str(ws.root / grading.BYTECODE_DIR))
+            self.assertFalse((ws.root / grading.BYTECODE_ARCHIVE).exists())
+            # The agent overwrites every file with bytecode that ends the process, stamped
+            # with its source's size and time (so an interpreter reading it would run it).
+            (ws.root / "plant.py").write_text(PLANT_BYTECODE)
+            planted = ws.bash(f"{shlex.quote(sys.executable)} plant.py {grading.BYTECODE_DIR}")
+            self.assertEqual(planted.returncode, 0, planted.stderr)
+            changed = [rel for rel, sha in kept["files"].items()
+                       if hashlib.sha256((ws.root / grading.BYTECODE_DIR / rel).read_bytes()).hexdigest() != sha]  # fmt: skip
+            self.assertGreater(len(changed), 100)
+            self.assertEqual(ws.bash(programs.oracle_script(plan)).returncode, 0)
+            facts = ws.facts(steps=1)
+        self.assertEqual(facts["tests"]["status"], "ok", facts.get("reason"))
+        self.assertEqual(score_facts(facts, plan.budget).total, 1.0)
 
     def test_the_tools_state_holds_no_seed_fix_or_secret(self):
         """What setup hands the colocated tools: findings and tests, never the seed, the gold fix or a value."""

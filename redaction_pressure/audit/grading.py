@@ -54,6 +54,8 @@ GRADER_ENV = {"LC_ALL": "C", "PYTHONHASHSEED": "0"}
 PROGRAM_GRACE = 30.0
 BYTECODE_DIR = ".audit-bytecode"
 """Where setup compiles the health run's bytecode (in the runtime's working folder, removed with it)."""
+BYTECODE_ARCHIVE = ".audit-bytecode.tar"
+"""Where setup writes kept bytecode for UNPACK_BYTECODE (which removes it)."""
 PYTEST_CONFIG = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "conftest.py")
 
 
@@ -133,9 +135,51 @@ async def probe(runtime: Runtime) -> Probe:
         return Probe(None, missing)
     paths = [*info["files"], git, PRELOAD]
     digests = await _digests(runtime, paths)
-    compiled = await runtime.run([info["python"], "-I", "-S", "-c", programs.PRECOMPILE, info["site"], BYTECODE_DIR], dict(GRADER_ENV))
-    bytecode = compiled.stdout.strip().splitlines()[-1] if compiled.exit_code == 0 and compiled.stdout.strip() else ""
+    bytecode = await _bytecode(runtime, info, digests)
     return Probe(Toolchain(info["python"], info["site"], digests, git, filter_repo, bytecode))
+
+
+_KEPT: dict[str, tuple[dict[str, str], bytes]] = {}
+"""Bytecode a PRECOMPILE run made before its episode's agent acted, kept in this process's
+memory per toolchain (interpreter, its site folder and the digest of every sealed file):
+{path: sha256} and a tar of the files. Another episode on the very same toolchain gets these
+bytes written into its bytecode folder instead of compiling them again (~1 CPU-s)."""
+KEPT_TOOLCHAINS = 8
+
+
+async def _bytecode(runtime: Runtime, info: dict, digests: tuple[tuple[str, str], ...]) -> str:
+    """JSON {"prefix", "files": {path: sha256}} of the bytecode folder setup filled ("" if none)."""
+    key = hashlib.sha256(json.dumps([info["python"], info["site"], digests]).encode()).hexdigest()
+    kept = _KEPT.get(key)
+    if kept is not None:
+        files, archive = kept
+        try:
+            await runtime.write(BYTECODE_ARCHIVE, archive)
+            unpacked = await runtime.run([info["python"], *programs.ISOLATED, "-c", programs.UNPACK_BYTECODE, BYTECODE_ARCHIVE, BYTECODE_DIR], dict(GRADER_ENV))
+        except Exception:  # noqa: BLE001 - compile instead
+            unpacked = None
+        lines = unpacked.stdout.strip().splitlines() if unpacked is not None and unpacked.exit_code == 0 else []
+        if lines:
+            return json.dumps({"prefix": lines[-1], "files": files})
+    compiled = await runtime.run([info["python"], "-I", "-S", "-c", programs.PRECOMPILE, info["site"], BYTECODE_DIR], dict(GRADER_ENV))
+    lines = compiled.stdout.strip().splitlines() if compiled.exit_code == 0 else []
+    if len(lines) < 2 or not lines[-2].startswith("{"):
+        return ""
+    try:
+        files = json.loads(lines[-2])["files"]
+    except (ValueError, KeyError, TypeError):
+        return ""
+    try:
+        archive = base64.b64decode(lines[-1], validate=True)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            inside = {m.name: hashlib.sha256(tar.extractfile(m).read()).hexdigest() for m in tar.getmembers() if m.isfile()}
+    except (ValueError, tarfile.TarError):
+        return lines[-2]  # the digests stand; nothing is kept
+    if inside == files:  # the archive holds exactly the files the digests name
+        if len(_KEPT) >= KEPT_TOOLCHAINS:
+            _KEPT.clear()
+        _KEPT[key] = (files, archive)
+    return lines[-2]
 
 
 def expected_tests(plan: RepoPlan) -> list[str]:

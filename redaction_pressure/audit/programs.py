@@ -96,19 +96,49 @@ sys.path.append(site)
 import pytest
 import _pytest.main, _pytest.python, _pytest.runner, _pytest.fixtures, _pytest.monkeypatch, _pytest.terminal
 import _pytest.assertion.rewrite, _pytest.capture, _pytest.logging, _pytest.warnings, _pytest.skipping
-import importlib.util, pathlib, subprocess, select, tarfile, tempfile, signal, shutil, base64
+import importlib.util, pathlib, subprocess, select, tarfile, tempfile, signal, shutil, base64, io
 files = {}
-for root, dirs, names in os.walk(prefix):
-    for n in names:
-        full = os.path.join(root, n)
-        with open(full, "rb") as f:
-            files[os.path.relpath(full, prefix)] = hashlib.sha256(f.read()).hexdigest()
+archive = io.BytesIO()
+with tarfile.open(fileobj=archive, mode="w") as tar:
+    for root, dirs, names in os.walk(prefix):
+        dirs.sort()
+        for n in sorted(names):
+            full = os.path.join(root, n)
+            with open(full, "rb") as f:
+                data = f.read()
+            rel = os.path.relpath(full, prefix)
+            files[rel] = hashlib.sha256(data).hexdigest()
+            member = tarfile.TarInfo(rel)
+            member.size = len(data)
+            tar.addfile(member, io.BytesIO(data))
 print(json.dumps({"prefix": prefix, "files": files}))
+print(base64.b64encode(archive.getvalue()).decode())
 '''
-"""Run once by `setup`, before the agent acts: compiles pytest and the standard-library modules
-a pristine run imports into a bytecode folder and reports each file's sha256. The health run
-copies only files that still match into its own fresh bytecode folder, so it starts fast and
-never reads bytecode the agent wrote."""
+"""Run by `setup`, before the agent acts, when the grader has no bytecode for this toolchain yet:
+compiles pytest and the standard-library modules a pristine run imports into a bytecode folder
+and prints each file's sha256 (one JSON line), then the files themselves (a base64 tar line) for
+the grader to keep. The health run copies only files that still match into its own fresh
+bytecode folder, so it starts fast and never reads bytecode the agent wrote."""
+
+UNPACK_BYTECODE = r'''
+import io, os, sys, tarfile
+archive, prefix = sys.argv[1], os.path.abspath(sys.argv[2])
+with open(archive, "rb") as f:
+    data = f.read()
+os.remove(archive)
+with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+    for m in tar.getmembers():
+        parts = m.name.split("/")
+        if not m.isfile() or m.name.startswith("/") or ".." in parts or "" in parts:
+            continue
+        target = os.path.join(prefix, *parts)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as out:
+            out.write(tar.extractfile(m).read())
+print(prefix)
+'''
+"""Run by `setup` instead of PRECOMPILE when the grader kept bytecode for this very toolchain:
+writes those files into the bytecode folder (compiling them again would give the same bytes)."""
 
 ISOLATED = ("-I", "-S", "-B")
 """Interpreter flags of every grading program: no environment, no site, no user site, no
