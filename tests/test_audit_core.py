@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from pathlib import Path
 from urllib.parse import quote
 
 from cases import PRIVATE_ENV, TEST_SECRET, private_secret
@@ -206,6 +207,7 @@ class TestGrading(unittest.TestCase):
         from unittest import mock
 
         grading._KEPT.clear()
+        grading._TRIED.clear()
         plan = build("cloud_provisioning", 11)
         with LocalWorkspace(plan) as first:
             compiled = json.loads(first.toolchain.bytecode)
@@ -229,6 +231,35 @@ class TestGrading(unittest.TestCase):
             facts = ws.facts(steps=1)
         self.assertEqual(facts["tests"]["status"], "ok", facts.get("reason"))
         self.assertEqual(score_facts(facts, plan.budget).total, 1.0)
+
+    def test_episodes_starting_together_compile_once(self):
+        """Four setups on one event loop at once: the first compiles, the other three wait for it and get its files."""
+        import asyncio
+        import json
+
+        from redaction_pressure.audit.local import LocalRuntime
+
+        class Counting(LocalRuntime):
+            async def run(self, argv, env):
+                ran.append("compile" if programs.PRECOMPILE in argv else "unpack" if programs.UNPACK_BYTECODE in argv else "other")
+                return await super().run(argv, env)
+
+        async def together(runtimes):
+            return await asyncio.gather(*(grading.probe(runtime) for runtime in runtimes))
+
+        grading._KEPT.clear()
+        grading._TRIED.clear()
+        ran: list[str] = []
+        folders = [tempfile.mkdtemp(prefix="audit-first-wave-") for _ in range(4)]
+        try:
+            probes = asyncio.run(together([Counting(Path(folder)) for folder in folders]))
+        finally:
+            for folder in folders:
+                shutil.rmtree(folder, ignore_errors=True)
+        self.assertEqual((ran.count("compile"), ran.count("unpack")), (1, 3))
+        files = [json.loads(probe.toolchain.bytecode)["files"] for probe in probes]
+        self.assertGreater(len(files[0]), 100)
+        self.assertTrue(all(f == files[0] for f in files))
 
     def test_the_tools_state_holds_no_seed_fix_or_secret(self):
         """What setup hands the colocated tools: findings and tests, never the seed, the gold fix or a value."""

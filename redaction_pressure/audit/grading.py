@@ -29,6 +29,7 @@ import io
 import json
 import secrets
 import tarfile
+import weakref
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -145,12 +146,22 @@ memory per toolchain (interpreter, its site folder and the digest of every seale
 {path: sha256} and a tar of the files. Another episode on the very same toolchain gets these
 bytes written into its bytecode folder instead of compiling them again (~1 CPU-s)."""
 KEPT_TOOLCHAINS = 8
+_TRIED: set[str] = set()
+"""Toolchains whose first compile has run in this process (kept or not)."""
+_FIRST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per event loop, per toolchain: the lock that episodes starting together wait on while the
+first of them compiles, so that a run's first wave compiles once, not once per episode."""
 
 
 async def _bytecode(runtime: Runtime, info: dict, digests: tuple[tuple[str, str], ...]) -> str:
     """JSON {"prefix", "files": {path: sha256}} of the bytecode folder setup filled ("" if none)."""
     key = hashlib.sha256(json.dumps([info["python"], info["site"], digests]).encode()).hexdigest()
-    kept = _KEPT.get(key)
+    locks = _FIRST.setdefault(asyncio.get_running_loop(), {})
+    async with locks.setdefault(key, asyncio.Lock()):
+        kept = _KEPT.get(key)
+        if kept is None and key not in _TRIED:
+            _TRIED.add(key)
+            return await _compile(runtime, info, key)
     if kept is not None:
         files, archive = kept
         try:
@@ -161,6 +172,11 @@ async def _bytecode(runtime: Runtime, info: dict, digests: tuple[tuple[str, str]
         lines = unpacked.stdout.strip().splitlines() if unpacked is not None and unpacked.exit_code == 0 else []
         if lines:
             return json.dumps({"prefix": lines[-1], "files": files})
+    return await _compile(runtime, info, key)
+
+
+async def _compile(runtime: Runtime, info: dict, key: str) -> str:
+    """Run PRECOMPILE; keep its files (when its archive holds exactly the files it names)."""
     compiled = await runtime.run([info["python"], "-I", "-S", "-c", programs.PRECOMPILE, info["site"], BYTECODE_DIR], dict(GRADER_ENV))
     lines = compiled.stdout.strip().splitlines() if compiled.exit_code == 0 else []
     if len(lines) < 2 or not lines[-2].startswith("{"):
@@ -178,6 +194,7 @@ async def _bytecode(runtime: Runtime, info: dict, digests: tuple[tuple[str, str]
     if inside == files:  # the archive holds exactly the files the digests name
         if len(_KEPT) >= KEPT_TOOLCHAINS:
             _KEPT.clear()
+            _TRIED.clear()
         _KEPT[key] = (files, archive)
     return lines[-2]
 
