@@ -139,6 +139,7 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
         state.salt = _secrets.token_hex(16)
         state.marks = window_marks(plan, state.salt)
         state.announced = [f.id for f in plan.findings if f.tier == "surface"]
+        state.bytecode = toolchain.bytecode
         if not sealed:
             trace.info["sealed"] = False
 

@@ -49,6 +49,9 @@ class AuditState(vf.State):
     """Findings the agent has been shown (the prompt's, then the interceptor's)."""
     steps: int = 0
     """Tool calls so far, counted by the interceptor."""
+    bytecode: str = ""
+    """The bytecode setup put in place and its digests (`grading.Toolchain.bytecode`): `status`
+    runs the tests on it as the grader does, skipping any file that changed."""
 
 
 class AuditToolsConfig(vf.ToolsetConfig):
@@ -202,7 +205,7 @@ class AuditTools(vf.Toolset[AuditToolsConfig, AuditState]):
         if spec is None or not spec.origin:
             return 0.0
         site = os.path.dirname(os.path.dirname(spec.origin))
-        payload = grading.health_copy(plan, working_tree())
+        payload = grading.health_copy(plan, working_tree(), self.state.bytecode)
         fd, path = tempfile.mkstemp(prefix=".audit-status-", suffix=".tar", dir=".")
         with os.fdopen(fd, "wb") as f:
             f.write(payload)
