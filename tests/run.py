@@ -25,10 +25,10 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 COSTS = {
-    "test_audit_e2e": 260, "test_eval": 215, "test_audit_attacks": 170, "test_policies": 110,
-    "test_audit_attacks_e2e": 100, "test_audit_agent": 90, "test_audit_core": 85, "test_taskset": 70, "test_report": 65,
-    "test_pool": 55, "test_levels": 45, "test_serving": 45, "test_packaging": 35, "test_cli": 35, "test_readme": 20,
-    "test_corpus": 15, "test_realism": 25, "test_api": 12,
+    "test_eval": 230, "test_audit_e2e": 210, "test_taskset": 135, "test_policies": 130, "test_audit_attacks": 100,
+    "test_audit_attacks_e2e": 95, "test_audit_core": 90, "test_report": 75, "test_pool": 65, "test_levels": 50,
+    "test_serving": 45, "test_packaging": 45, "test_cli": 45, "test_audit_agent": 30, "test_readme": 25,
+    "test_realism": 20, "test_corpus": 15, "test_api": 12,
 }  # fmt: skip
 LIGHT = 5
 ALONE = ("test_audit_attacks_outside",)
