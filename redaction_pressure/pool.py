@@ -239,6 +239,8 @@ class ScanPool:
         """Episode attempts run again because their worker died from outside or stalled."""
         self.rechecked = 0
         """Runs of close budget verdicts beyond the first."""
+        self.served = 0
+        """Jobs (scans and episodes) this pool has answered, whatever the outcome."""
         self.killed_starts = 0
         """Starts killed or stalled from outside and tried again."""
         self._spawns: queue.Queue = queue.Queue()
@@ -386,6 +388,8 @@ class ScanPool:
                 self.rechecked += 1
             outcome = self._run_once(job, fresh=self.rerun_fresh)
             runs += 1
+        with self._changed:
+            self.served += 1
         return outcome
 
     def _run_once(self, job: tuple, fresh: bool):

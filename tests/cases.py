@@ -45,6 +45,14 @@ def reply(*rules: tuple[str, str]) -> str:
     return json.dumps({"rules": [{"pattern": p, "replacement": r} for p, r in rules]})
 
 
+EXHAUSTING = r"(?s).{0,6}.{0,6}.{0,6}(?<=\x00)"
+"""A rule that matches nothing and costs CPU in proportion to the text (`calibrate.linear_pattern(6)`).
+On the longest dev task, 24 copies need ~7.6 CPU-s against the 1 s budget while the dearest call
+takes ~0.028 s against the 0.25 s cap (measured here, 2026-12-01): a machine up to seven times
+faster or eight times slower still ends it as `budget_exhausted`. (`.*.*`, quadratic per record,
+had a fourfold margin to the cap only, and under a twofold one to the budget on the leanest task.)"""
+
+
 # (name, reply, expected code) — each the smallest answer that produces the code on
 # any dev task. Matching-time codes use patterns that misbehave on any realistic text.
 BAD_ANSWERS: list[tuple[str, str, str]] = [
@@ -79,10 +87,8 @@ BAD_ANSWERS: list[tuple[str, str, str]] = [
     # Exponential on any text: the lookbehind hides the impossible NUL from regex's
     # required-literal check, so the first call runs into the per-call cap.
     ("exponential backtracking", reply((r"(?s)(.|.)*(?<=\x00)", "")), "timeout"),
-    # Quadratic, so short per call (milliseconds on the longest record; a cubic call reached
-    # the per-call cap on corpus 4's longest records under load), seconds in total: the
-    # episode budget runs out long before the per-call cap is reached.
-    ("polynomial scans exhaust the budget", reply(*[(r"(?s).*.*(?<=\x00)", "")] * 24), "budget_exhausted"),
+    # Linear in the text (EXHAUSTING): many small calls whose sum is many budgets.
+    ("many cheap scans exhaust the budget", reply(*[(EXHAUSTING, "")] * 24), "budget_exhausted"),
 ]
 
 # Hostile patterns over synthetic text, each with the code it must end in.

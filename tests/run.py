@@ -9,8 +9,10 @@ in ALONE run first, one at a time with nothing beside them; the others are then 
 processes heaviest first (by the rough costs below: each module's seconds as a
 two-process run of `.ci/run` printed them; a module missing from the table counts as light), each process's lines
 are printed as they come, prefixed with its number, and the exit status is non-zero when any
-test failed or errored or any process died. Each process ends by naming its slowest classes
-and every module's wall and CPU time (COSTS is updated from the wall). The suite's load and fault tests are built to
+test failed or errored or any process died. A line starting `==` follows each module's end
+(modules done out of all, time elapsed), and the run ends with the slowest modules' wall and CPU
+time. Each process ends by naming its slowest classes and every module's wall and CPU time
+(COSTS is updated from the wall). The suite's load and fault tests are built to
 hold on a busy machine, so running beside each other is part of what they check.
 """
 
@@ -21,6 +23,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
@@ -43,6 +46,9 @@ syncs once per vf-eval run (`uv sync --script`) is compiled when it is made, so 
 chat program starts from bytecode (~1.6 CPU-s instead of ~3.1 where nothing writes bytecode at
 import time). The README's sync before the suite compiles the root environment (`uv sync
 --compile-bytecode`), which every vf-eval, worker and tool server imports verifiers from."""
+MODULE_MARK = "module done: "
+"""A child prints one line so marked when a module has run (its name, wall seconds, CPU seconds and
+tests run); the runner counts them for its progress line and ranks them at the end."""
 FAILURE_MARK = "failed test: "
 """A child prints one line so marked per failed or errored test (its id and the traceback's last
 line); the runner repeats them after the summary, where a truncated log still shows them."""
@@ -85,11 +91,13 @@ def main() -> int:
     names = modules(args.modules)
     phases = [[[name]] for name in names if name in ALONE]
     phases.append(deal([name for name in names if name not in ALONE], args.jobs))
+    progress = Progress(len(names))
     results: list[tuple[list[str], int, list[str]]] = []
     number = 0
     for shards in phases:
-        results += run_together(shards, number)
+        results += run_together(shards, number, progress)
         number += len(shards)
+    print(progress.summary())
     for number, (shard, code, failures) in enumerate(results, 1):
         print(f"[{number}] {'passed' if code == 0 else f'FAILED (exit {code})'}: {' '.join(shard)}")
         for failure in failures:  # last, so that a log's tail says which test failed and why
@@ -97,9 +105,33 @@ def main() -> int:
     return 0 if all(code == 0 for _, code, _ in results) else 1
 
 
-def run_together(shards: list[list[str]], first: int) -> list[tuple[list[str], int, list[str]]]:
-    """Run each shard in its own unittest process at once; print their lines as they come, and
-    keep each process's FAILURE_MARK lines to repeat at the end."""
+class Progress:
+    """Modules done out of all, and the time since the run began; the slowest modules at the end."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.started = total, time.monotonic()
+        self.done: list[tuple[str, float, float, int]] = []  # name, wall s, CPU s, tests
+
+    def module_done(self, line: str) -> str:
+        name, wall, cpu, tests = line.split()
+        self.done.append((name, float(wall), float(cpu), int(tests)))
+        return f"== {len(self.done)}/{self.total} modules done, {self.elapsed()} elapsed ({name}: {float(wall):.0f} s)\n"
+
+    def elapsed(self) -> str:
+        minutes, seconds = divmod(int(time.monotonic() - self.started), 60)
+        return f"{minutes} min {seconds:02d} s"
+
+    def summary(self) -> str:
+        ranked = sorted(self.done, key=lambda module: -module[1])[:SLOWEST]
+        slowest = ", ".join(f"{name} {wall:.0f} s ({cpu:.0f} CPU-s)" for name, wall, cpu, _ in ranked)
+        tests = sum(module[3] for module in self.done)
+        return f"== {len(self.done)}/{self.total} modules, {tests} tests, in {self.elapsed()}; slowest: {slowest}"
+
+
+def run_together(shards: list[list[str]], first: int, progress: Progress) -> list[tuple[list[str], int, list[str]]]:
+    """Run each shard in its own unittest process at once; print their lines as they come, a
+    progress line whenever a module ends, and keep each process's FAILURE_MARK lines to repeat
+    at the end."""
     lock = threading.Lock()
     failures: list[list[str]] = [[] for _ in shards]
     processes = []
@@ -118,7 +150,10 @@ def run_together(shards: list[list[str]], first: int) -> list[tuple[list[str], i
             if line.startswith(FAILURE_MARK):
                 failures[number - first - 1].append(line[len(FAILURE_MARK) :].rstrip())
             with lock:
-                sys.stdout.write(f"[{number}] {line}")
+                if line.startswith(MODULE_MARK):
+                    sys.stdout.write(progress.module_done(line[len(MODULE_MARK) :]))
+                else:
+                    sys.stdout.write(f"[{number}] {line}")
                 sys.stdout.flush()
 
     relays = [threading.Thread(target=relay, args=(n, p)) for n, p in enumerate(processes, first + 1)]
@@ -140,7 +175,6 @@ def run_modules(names: list[str]) -> int:
     folder first on the path, the repository's root the working folder, and only CHILD_ENV added
     to the environment children inherit); it ends by naming its slowest test classes."""
     import resource
-    import time
     import unittest
 
     sys.path.insert(0, str(TESTS))
@@ -164,8 +198,12 @@ def run_modules(names: list[str]) -> int:
             cpu[name] = cpu.get(name, 0.0) + used - Timed.cpu_mark
             Timed.mark, Timed.cpu_mark = now, used
 
-    suite = unittest.defaultTestLoader.loadTestsFromNames(names)
-    result = unittest.TextTestRunner(verbosity=2, resultclass=Timed).run(suite)
+    failed: list[tuple[unittest.TestCase, str]] = []
+    for name in names:  # one run per module, so the runner hears when each ends
+        started, cpu_started = time.monotonic(), cpu_seconds()
+        result = unittest.TextTestRunner(verbosity=2, resultclass=Timed).run(unittest.defaultTestLoader.loadTestsFromName(name))
+        failed += result.failures + result.errors
+        print(f"{MODULE_MARK}{name} {time.monotonic() - started:.1f} {cpu_seconds() - cpu_started:.1f} {result.testsRun}", flush=True)
     slowest = sorted(spent.items(), key=lambda item: -item[1])[:SLOWEST]
     print("slowest classes: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in slowest), flush=True)
     per_module: dict[str, list[float]] = {}
@@ -175,10 +213,10 @@ def run_modules(names: list[str]) -> int:
         totals[1] += cpu[name]
     ranked = sorted(per_module.items(), key=lambda item: -item[1][0])
     print("modules: " + ", ".join(f"{name} {wall:.0f} s ({used:.0f} CPU-s)" for name, (wall, used) in ranked), flush=True)
-    for test, trace in result.failures + result.errors:
+    for test, trace in failed:
         last = next((line for line in reversed(trace.splitlines()) if line.strip()), "")
         print(f"{FAILURE_MARK}{test.id()}: {last.strip()[:300]}", flush=True)
-    return 0 if result.wasSuccessful() else 1
+    return 0 if not failed else 1
 
 
 if __name__ == "__main__":

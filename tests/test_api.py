@@ -229,20 +229,29 @@ class TestLoadIndependence(unittest.TestCase):
     def test_a_busy_thread_does_not_change_the_default_score(self):
         """score_reply scores in the shared pool by default: a busy thread beside it changes nothing.
 
-        The answer uses 20% to 40% of the matching budget (by machine), its slowest call a good share of the
-        per-call cap. Matched in this process instead (`scanner=scan`), the busy thread's CPU
-        counts on the same process clock as `regex`'s timeouts and the answer scores 0
-        (`timeout`) in every run measured here.
+        Checked as relations, not against a CPU-time figure: the three scores made beside the busy
+        thread equal the quiet one field for field, and the shared pool's workers answered all
+        three (so a default that matched in this process fails here). The answer is the oracle
+        plus a rule that backtracks over every alphanumeric run (about a fifth of the budget on
+        the machines this was written on: valid with room on a machine four times slower).
+
+        Why the pool matters is printed, not asserted: matched in this process (`scanner=scan`),
+        a busy thread can end this answer as `timeout`, since `regex`'s timeout runs on the process
+        clock and the call waits for the GIL while the busy thread runs. On a quiet machine it did
+        every time; beside two CPU burners it often does not (the busy thread then gets less of a
+        core), so it cannot be a verdict.
         """
         import threading
 
+        from redaction_pressure.pool import shared_pool
         from redaction_pressure.scanner import scan
 
         task = load_task("dev", 3)
         answer = policies.reply([*policies.oracle_rules(task.hidden), Rule(r"(?:[A-Za-z0-9]{1,40}){1,2}(?<=Q{3})", "")])
         quiet = score_reply(task, answer, scanner=scan)
         self.assertEqual((quiet.reward, quiet.errors), (1.0, ()))
-        self.assertGreater(quiet.metrics["budget_used"], 0.1)
+        pool = shared_pool()
+        served = pool.served
         stop = threading.Event()
 
         def spin() -> None:
@@ -253,11 +262,15 @@ class TestLoadIndependence(unittest.TestCase):
         busy.start()
         try:
             results = [score_reply(task, answer) for _ in range(3)]
+            here = score_reply(task, answer, scanner=scan)
         finally:
             stop.set()
             busy.join()
         for result in results:
             self.assertEqual(result.model_dump(exclude={"metrics"}), quiet.model_dump(exclude={"metrics"}))
+        self.assertEqual(pool.served - served, 3, "the default score_reply should score in the shared pool")
+        codes = [e.code for e in here.errors] or ["no error, reward 1.0"]
+        print(f"\n  matched in this process beside the busy thread, the same answer ended with: {', '.join(codes)}", end=" ")
 
 
 EDGE_REPLIES = [

@@ -12,7 +12,7 @@ import json
 import time
 import unittest
 
-from cases import HANG_SECONDS, longest_dev_task, reply, synthetic_record
+from cases import EXHAUSTING, HANG_SECONDS, longest_dev_task, reply, synthetic_record
 
 from redaction_pressure.api import Prompt, RedactionTask, score_reply
 from redaction_pressure.pool import ScanPool
@@ -37,7 +37,9 @@ CASES: list[tuple[str, str, str, str | None]] = [
     ("recursion", reply(("a(?R)?b", "")), "runs", "timeout"),
     ("lookbehind abuse", reply(("(?<=x(?:a|aa)+)b", "")), "runs", "timeout"),
     ("negative lookbehind abuse", reply(("(?<!x(?:a|aa)+)b", "")), "runs", "timeout"),
-    ("many cubic rules", reply(*[(r"(?s).*.*.*(?<=\x00)", "")] * 24), "dev", "budget_exhausted"),
+    # Linear per record, so no call nears the cap on any machine (a cubic `.*.*.*` came within
+    # 1.4x of it on the longest dev record: `timeout` on a slower machine).
+    ("many polynomial rules", reply(*[(EXHAUSTING, "")] * 24), "dev", "budget_exhausted"),
     ("huge repeat bound", reply(("a{100000}", "")), "runs", "invalid_regex"),
     ("repeat bound just over the limit", reply(("a{1001}", "")), "runs", "invalid_regex"),
     ("nested repeat bounds", reply(("(?:(?:a{100}){100}){2}", "")), "runs", "invalid_regex"),

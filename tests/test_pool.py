@@ -15,6 +15,7 @@ import unittest
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import calibrate
 from cases import HANG_SECONDS, dev_tasks
 
 from redaction_pressure import policies
@@ -54,15 +55,23 @@ class TestScanPool(unittest.TestCase):
                 self.assertEqual(set(there.metrics), set(here.metrics))
 
     def test_a_close_budget_verdict_gets_every_run_and_a_flood_one(self):
-        """budget_exhausted near the end of the calls runs BUDGET_RUNS times before it stands; one at the first call runs once."""
-        hungry = [Rule(r"(?s).*.*(?<=\x00)", "")]  # quadratic: ~0.08 s on each 6,000-character record
+        """budget_exhausted near the end of the calls runs BUDGET_RUNS times before it stands; one at the first call runs once.
+
+        The heavy record's length is measured on this machine so that one quadratic call over it
+        costs ~0.1 s of CPU here: eight of them after sixteen trivial calls need ~0.8 s against a
+        0.3 s budget (exhausted, on any machine, after at least 18 of 24 calls: a close verdict),
+        and one record three times as long needs ~0.9 s at the first call (a flood). The margins
+        (2.7x and 3x) hold whatever the machine's speed, since the sizes follow it.
+        """
+        hungry = [Rule(r"(?s).*.*(?<=\x00)", "")]
+        length = calibrate.quadratic_length(0.1)
         budget = Budget(episode=0.3, call=1.0)  # a call never reaches its own cap first
-        close = ["x"] * 16 + ["a" * 6_000] * 5  # ~0.4 s, all of it in the last calls
-        flood = ["a" * 20_000] + ["x"] * 20  # the first call alone is over
+        close = ["x"] * 16 + ["a" * length] * 8
+        flood = ["a" * (length * 3)] + ["x"] * 23
         for texts, runs in ((close, pool_module.BUDGET_RUNS), (flood, 1)):
             before = self.pool.rechecked
             result = self.pool.scan(hungry, texts, budget)
-            with self.subTest(runs=runs):
+            with self.subTest(runs=runs, length=length):
                 self.assertEqual([e.code for e in result.errors], ["budget_exhausted"])
                 self.assertEqual(self.pool.rechecked - before, runs - 1)
         with ScanPool(workers=1, memory_mb=256, budget_runs=1) as once:
@@ -95,19 +104,38 @@ class TestScanPool(unittest.TestCase):
         self.assertEqual(self.pool.scan([Rule("b", "")], ["ab"]).removed, (((1, 2),),))
 
     def test_a_worker_killed_during_an_episode_costs_nothing(self):
-        """A worker killed from outside mid-episode is replaced and the episode runs again, same result."""
+        """A worker killed from outside mid-episode is replaced and the episode runs again, same result.
+
+        The kill is timed by the worker's own CPU clock, not the wall clock: it lands once the
+        worker has spent 0.05 CPU-s on the episode, and the episode is made to need at least
+        0.5 CPU-s here (its texts repeated until the quiet scan does), so the kill falls inside
+        it on a fast machine and a slow one, quiet or busy.
+        """
         task = dev_tasks()[1]
-        # A slow but honest scan (about 0.2 s of CPU on a quiet machine), so the kill lands while it runs.
         rules = [Rule(r"[A-Za-z0-9]{1,60}(?<=Q{3})", ""), *policies.oracle_rules(task.hidden)]
-        texts = [r.text for r in task.hidden] * 8
+        texts = [r.text for r in task.hidden]
         budget = Budget(episode=30, call=30)
         quiet = scan(rules, texts, budget)
+        while quiet.seconds < 0.5:  # ten times the kill's CPU mark at least
+            texts *= 2
+            quiet = scan(rules, texts, budget)
         with ScanPool(workers=1, memory_mb=256) as pool:
             worker = pool._idle.queue[0]
-            killer = threading.Timer(0.05, os.kill, (worker.process.pid, signal.SIGKILL))
-            killer.start()
+            pid, idle = worker.process.pid, calibrate.cpu_seconds_of(worker.process.pid)
+            struck = threading.Event()
+
+            def killer() -> None:
+                while not struck.is_set():
+                    if calibrate.cpu_seconds_of(pid) - idle >= 0.05:
+                        os.kill(pid, signal.SIGKILL)
+                        struck.set()
+                    time.sleep(0.002)
+
+            thread = threading.Thread(target=killer, daemon=True)
+            thread.start()
             result = pool.scan(rules, texts, budget)
-            killer.join()
+            struck.set()
+            thread.join()
             self.assertEqual((pool.retried, pool.replaced), (1, 1))
         self.assertEqual((result.removed, result.matches, result.errors), (quiet.removed, quiet.matches, quiet.errors))
 

@@ -13,7 +13,8 @@ import unittest
 from pathlib import Path
 
 import verifiers.v1 as vf
-from cases import HANG_SECONDS, BAD_ANSWERS, OTHER_SECRET, TEST_SECRET, captured_logs, child_pids, longest_dev_task, private_secret
+import calibrate
+from cases import EXHAUSTING, HANG_SECONDS, BAD_ANSWERS, OTHER_SECRET, TEST_SECRET, captured_logs, child_pids, longest_dev_task, private_secret
 from pydantic import ValidationError
 from verifiers.v1.utils.loaders import default_harness_id, taskset_class
 
@@ -222,20 +223,27 @@ class TestEdgeReplies(unittest.TestCase):
 
 class TestLoad(unittest.TestCase):
     def test_reward_does_not_depend_on_concurrent_episodes(self):
-        """A budget-hungry but valid answer scores identically alone and among 16 concurrent episodes, 10 hostile."""
+        """A budget-hungry but valid answer scores identically alone and among 16 concurrent episodes, 10 hostile.
+
+        The hungry part is sized on this machine (`calibrate.spending_rules`): copies of a linear
+        pattern that together spend about a third of the episode budget here, each call a small
+        part of the per-call cap, so the answer is valid with a threefold margin on a fast
+        machine or a slow one. The hostile answers end in their codes by wide margins on any
+        machine: exponential backtracking reaches the per-call cap, and 24 copies of a linear
+        pattern need several budgets in all with no call near the cap (`EXHAUSTING`).
+        """
         dev = tasks("dev")
         task = dev[longest_dev_task().index]
-        # Valid, and spends a good share of the matching budget on a quadratic scan (one: corpus
-        # 4's longest records would exhaust the budget with three).
+        spending = calibrate.spending_rules([r.text for r in longest_dev_task().hidden], share=1 / 3)
         heavy = json.loads(oracle_reply(task))
-        heavy["rules"] += [{"pattern": r"(?s).*.*(?<=\x00)", "replacement": ""}]
+        heavy["rules"] += [{"pattern": spending.pattern, "replacement": ""}] * spending.copies
         answer = json.dumps(heavy)
         alone = scored(task, answer)
         self.assertEqual(alone.info["redaction_errors"], [])
-        self.assertGreater(alone.metrics["budget_used"], 0.05)
+        self.assertGreater(alone.metrics["budget_used"], 0.1, f"the calibrated rules should spend a good share of the budget ({spending})")
         hostile = [
             json.dumps({"rules": [{"pattern": r"(?s)(.|.)*(?<=\x00)", "replacement": ""}]}),
-            json.dumps({"rules": [{"pattern": r"(?s).*.*(?<=\x00)", "replacement": ""}] * 24}),
+            json.dumps({"rules": [{"pattern": EXHAUSTING, "replacement": ""}] * 24}),
         ]
         others = [(task, hostile[i % 2]) if i < 10 else (dev[i], oracle_reply(dev[i])) for i in range(16)]
 
@@ -266,14 +274,18 @@ class TestFaultsAndLoad(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dev = tasks("dev")
-        # Budget-hungry, clear of every limit: on the 64 dev tasks one call of this rule costs at
-        # most ~0.08 s of CPU (the cap is 0.25 s) and an episode's calls ~6 s at least (the budget
-        # is 1 s), so a loaded machine's slower CPU-seconds still end it as budget_exhausted. (With
-        # `.*.*.*`, dev task 33 has a call at 0.22 s: `timeout` on a busy machine, seen in a suite run.)
-        hungry = json.dumps({"rules": [{"pattern": r"(?s).{0,15}.{0,15}.{0,15}(?<=\x00)", "replacement": ""}] * 24})
+        hungry_tasks = [i for i in range(len(cls.dev)) if i % 10 == 3]
+        # Budget-hungry, clear of every limit, sized on this machine: 24 copies of a linear pattern
+        # whose dearest call is a fraction of the per-call cap and whose least total is several
+        # budgets (`calibrate.exhausting_rule` balances the two), so a busy machine's slower
+        # CPU-seconds still end it as budget_exhausted, never timeout, and a fast machine's
+        # quicker ones never let it finish.
+        cls.hungry = calibrate.exhausting_rule([[r.text for r in load_task("dev", i).hidden] for i in hungry_tasks])
+        assert cls.hungry.margin >= 3, f"this machine gives the hungry answer too thin a margin: {cls.hungry}"
+        hungry = json.dumps({"rules": [{"pattern": cls.hungry.pattern, "replacement": ""}] * 24})
         cls.mixed = []
         for i, task in enumerate(cls.dev):  # 85% exact, 10% budget-exhausting, 5% malformed
-            kind = "hungry" if i % 10 == 3 else "malformed" if i % 20 == 7 else "exact"
+            kind = "hungry" if i in hungry_tasks else "malformed" if i % 20 == 7 else "exact"
             answer = hungry if kind == "hungry" else "rules: [AKIA]" if kind == "malformed" else oracle_reply(task)
             cls.mixed.append((task, answer))
         cls.quiet = [cls.outcome(scored(task, answer)) for task, answer in cls.mixed]
@@ -316,7 +328,15 @@ class TestFaultsAndLoad(unittest.TestCase):
         self.assertEqual(loaded, self.quiet)
 
     def test_killed_scan_workers_change_no_reward(self):
-        """Scan workers SIGKILLed at random moments during 64 concurrent episodes: every reward equals the quiet run's."""
+        """Scan workers SIGKILLed at random moments during 64 concurrent episodes: every reward equals the quiet run's.
+
+        The killer strikes by the work the workers have done, not by the wall clock: after each
+        strike it waits until the workers together have spent a random 1 to 4 CPU-seconds (their
+        CPU clocks read from /proc), then kills one at random. On a busy or slow machine a
+        wall-clock killer strikes the same episode again and again (24 kills in a row exhaust it);
+        counted in CPU-seconds, an episode that needs at most about three is struck a few times at
+        most, on any machine.
+        """
         import random
         import signal
         import threading
@@ -327,20 +347,27 @@ class TestFaultsAndLoad(unittest.TestCase):
         rng = random.Random(7)
 
         def killer() -> None:
-            while not stop.wait(rng.uniform(0.5, 2.0)):
+            seen: dict[int, float] = {}  # worker pid -> CPU seconds at the last look
+            spent, due = 0.0, rng.uniform(1.0, 4.0)
+            while not stop.wait(0.01):
                 children = child_pids(os.getpid(), "redaction_pressure.worker")
-                if children:
-                    victim = int(rng.choice(children))
+                for pid in children:
+                    now = calibrate.cpu_seconds_of(pid)
+                    spent += max(0.0, now - seen.get(pid, now))
+                    seen[pid] = now
+                if spent >= due and children:
+                    victim = rng.choice(children)
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(victim, signal.SIGKILL)
                         kills.append(victim)
+                    spent, due = 0.0, rng.uniform(1.0, 4.0)
 
         thread = threading.Thread(target=killer)
         thread.start()
         rounds = []
         try:
-            # The 64 episodes again until the killer has struck five times: a quick machine
-            # finishes a round between two strikes, so the round count, not the clock, varies.
+            # The 64 episodes again until the killer has struck five times: the round count, not
+            # the clock, varies with the machine.
             while len(rounds) < 10 and (not rounds or len(kills) < 5):
                 rounds.append(self.concurrently())
         finally:
@@ -350,6 +377,7 @@ class TestFaultsAndLoad(unittest.TestCase):
         self.assertGreater(pool.replaced, replaced)
         for loaded in rounds:
             self.assertEqual(loaded, self.quiet)
+
 
 class TestDifficulty(unittest.TestCase):
     def test_a_hard_taskset_builds_and_scores_hard_tasks(self):
