@@ -167,11 +167,14 @@ class TestSecretsAuditEndToEnd(unittest.TestCase):
             name, _, expected = script_for(index)
             with self.subTest(task=index, scenario=trace["task"]["data"]["scenario"], policy=name):
                 self.assertFalse(trace.get("errors"), trace.get("errors"))
+                why = ""
                 if expected is None:  # the scripted baseline: what it scores on the framework-free path
                     local = audit_agent.play_local(splits.plan_for("dev", index))
                     self.assertEqual(trace["metrics"]["steps"], local.steps)
                     expected = local.total
-                self.assertAlmostEqual(total(trace), expected, places=9)
+                    keys = ("left", "history", "tests", "tampering", "reason")
+                    why = f"; trace facts {[trace['info']['audit'].get(k) for k in keys]}, local facts {[local.facts.get(k) for k in keys]}"
+                self.assertAlmostEqual(total(trace), expected, places=9, msg=f"trace {total(trace)} against {expected}{why}")
                 self.assertEqual(trace["info"]["environment"]["name"], "secrets-audit")
 
     def test_gaming_does_not_hide_leaks_or_lift_health(self):
