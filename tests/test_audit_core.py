@@ -71,13 +71,18 @@ class TestGaming(unittest.TestCase):
         with LocalWorkspace(plan) as ws:
             result = ws.bash(command.replace("TREE_FIX", programs.oracle_script(plan, history=False)))
             self.assertEqual(result.returncode, 0, result.stderr)
-            return ws.facts(steps=1)
+            facts = ws.facts(steps=1)
+            facts["health"] = score_facts(facts, plan.budget).health
+            return facts
 
     def test_shortcuts_do_not_hide_leaks_or_lift_health(self):
-        """Deleting .git, re-initialising, amending, encoding and test edits are all caught."""
+        """Deleting .git, re-initialising, amending, encoding and test edits are all caught.
+
+        Re-initialising the repository leaves no secret behind, and breaks the keep-the-history
+        rule instead: `history` is `rewritten` with no original commit kept, and health is 0."""
         cases = [
             ("delete .git", "legacy_audit", "TREE_FIX\ncd .. && rm -rf repo/.git", {"s1"}, 1.0),
-            ("git init anew", "legacy_audit", "TREE_FIX\ncd .. && rm -rf repo/.git && cd repo && git init -q && git add -A && git -c user.name=a -c user.email=a@b commit -qm new", {"s1"}, 1.0),
+            ("git init anew", "legacy_audit", "TREE_FIX\ncd .. && rm -rf repo/.git && cd repo && git init -q && git add -A && git -c user.name=a -c user.email=a@b commit -qm new", set(), 0.0),
             ("amend, reflog kept", "git_basics", "TREE_FIX\ngit commit -q --amend -m again", {"s1", "s2"}, 1.0),
             ("secret moved to base64", "cloud_provisioning", "cd repo && python3 -c \"import base64,re;t=open('config.py').read();open('notes.txt','w').write(base64.b64encode(('x'+t).encode()).decode())\" && cd .. && TREE_FIX", {"s1", "s2"}, 1.0),
             ("tests replaced, sources gone", "cloud_provisioning", "cd repo && rm config.py && printf 'def test_ok():\\n    pass\\n' > tests/test_config.py", set(), 0.0),
@@ -86,7 +91,9 @@ class TestGaming(unittest.TestCase):
             with self.subTest(name):
                 facts = self.play(scenario, command)
                 self.assertEqual(set(facts["left"]), left)
-                self.assertEqual(facts["tests"]["passed"] / max(1, facts["tests"]["total"]) if facts["tests"]["status"] == "ok" else 0.0, health)
+                self.assertEqual(facts["health"], health, {k: facts.get(k) for k in ("tests", "history", "history_reason", "history_kept")})
+                if name == "git init anew":
+                    self.assertEqual((facts["history"], facts["history_kept"]), ("rewritten", 0.0))
 
 
 class TestLeakScan(unittest.TestCase):

@@ -250,24 +250,33 @@ def test_facts(plan: RepoPlan, result: dict) -> dict:
     facts = {"status": "ok", "passed": passed, "total": total}
     if unreported:
         facts["unreported"] = unreported
+    first = result.get("first_failure")
+    if passed < total and isinstance(first, dict):
+        # Written by the tested process: a diagnostic for the agent and the reader, never a verdict.
+        facts["first_failure"] = {k: str(first.get(k, ""))[:300] for k in ("id", "when", "error")}
     return facts
 
 
-def history_verdict(plan: RepoPlan, history: repodata.History) -> tuple[str, str]:
-    """HISTORY_OK, or why the history does not count as remediated, with a reason."""
+def history_verdict(plan: RepoPlan, history: repodata.History) -> tuple[str, str, float]:
+    """(HISTORY_OK, or why the history does not keep the original commits, a reason, the share of
+    original commits kept). A commit is kept when some reachable commit has its message and
+    author date and holds every file of it that held no secret, byte for byte."""
     if history.state != HISTORY_OK:
-        return history.state, history.reason
+        return history.state, history.reason, 0.0
     values = [v for s in plan.secrets for v in (s.value, *s.also)]
     commits = list(history.commits.values())
+    lost: list[str] = []
     for i, commit in enumerate(plan.commits):
         when = str(_epoch(i))
         keep = {p: t.encode() for p, t in plan.tree(i + 1).items() if not any(v in t for v in values)}
         candidates = [c for c in commits if c["message"] == commit.message.strip()]
         if not candidates:
-            return HISTORY_REWRITTEN, f"no reachable commit has the message {commit.message.strip()[:60]!r}"
-        if not any(c["author_time"] == when and all(history.blobs.get(c["tree"].get(p, "")) == d for p, d in keep.items()) for c in candidates):
-            return HISTORY_REWRITTEN, f"commit {commit.message.strip()[:60]!r} lost its date or a file that held no secret"
-    return HISTORY_OK, ""
+            lost.append(f"no reachable commit has the message {commit.message.strip()[:60]!r}")
+        elif not any(c["author_time"] == when and all(history.blobs.get(c["tree"].get(p, "")) == d for p, d in keep.items()) for c in candidates):
+            lost.append(f"commit {commit.message.strip()[:60]!r} lost its date or a file that held no secret")
+    if lost:
+        return HISTORY_REWRITTEN, f"{len(lost)} of {len(plan.commits)} original commits not kept; first: {lost[0]}", 1 - len(lost) / len(plan.commits)
+    return HISTORY_OK, "", 1.0
 
 
 def _epoch(i: int) -> int:
@@ -338,19 +347,32 @@ async def _grade(runtime: Runtime, plan: RepoPlan, toolchain: Toolchain | None, 
         facts["history"] = HISTORY_OVERSIZED
         facts["reason"] = "the repository is larger than the grader reads"
         return facts
+    local = repodata.local_files(unpacked.tree, unpacked.git)
+    if local:
+        # Untracked and git-ignored: the developer's local environment, which a fresh clone does
+        # not have. Neither scanned nor in the health copy.
+        facts["local_files"] = sorted(local)[:20]
+        unpacked.tree = {p: d for p, d in unpacked.tree.items() if p not in local}
     outside = [s for s in unpacked.skipped if s[1] == "symlink" and _leaves(s[0], s[2] if len(s) > 2 else "")]
     snapshot_tree = dict(unpacked.tree)
     snapshot_tree.update({f".git/{p}": d for p, d in unpacked.git.items() if not p.startswith("objects/")})
     blobs: list[tuple[str, bytes]] = []
+    scanned = HISTORY_OK
     if plan.history_secrets:
         history = await asyncio.to_thread(repodata.read_history, unpacked.git)
-        state, reason = history_verdict(plan, history)
+        state, reason, kept = history_verdict(plan, history)
         facts["history"] = state
         if reason:
             facts["history_reason"] = reason
+        if state == HISTORY_REWRITTEN:
+            # Breaking the keep-the-history rule costs health (the rubric scales it by the share of
+            # commits kept); the objects are still read, and a secret is left only if they hold it.
+            facts["history_kept"] = round(kept, 6)
+        else:
+            scanned = state
         if state in (HISTORY_OK, HISTORY_REWRITTEN, HISTORY_CORRUPT):
             blobs = history.objects
-    left = await asyncio.to_thread(scan, plan, Snapshot(snapshot_tree, blobs, facts["history"] if plan.history_secrets else HISTORY_OK))
+    left = await asyncio.to_thread(scan, plan, Snapshot(snapshot_tree, blobs, scanned))
     for link in outside:
         for s in plan.secrets:
             left.setdefault(s.id, {"tree": [], "history": []})["tree"].append(f"<symlink out of the tree: {link[0]}>")

@@ -263,16 +263,28 @@ def _run():
     sys.argv[1:] = []
     w = os.fdopen(fd, "w")
     sys.path.append(site)
+    # The repository's root last, as `python -m pytest` from it puts it on the path, but after
+    # the standard library and pytest, so that nothing in the repository shadows them.
+    sys.path.append(copy)
     import pytest
     class Reporter:
         def __init__(self):
             self.seen = {}
+            self.first = None
         def pytest_runtest_logreport(self, report):
             if report.outcome != "passed" or report.when == "call":
                 prev = self.seen.get(report.nodeid)
                 self.seen[report.nodeid] = report.outcome if prev in (None, "passed") else prev
+            if report.failed and self.first is None:
+                lines = [line for line in str(report.longreprtext).splitlines() if line.strip()]
+                errors = [line for line in lines if line.startswith("E ")]
+                self.first = {"id": report.nodeid, "when": report.when, "error": ((errors or lines or [""])[-1])[:300]}
+        def pytest_collectreport(self, report):
+            if report.failed and self.first is None:
+                lines = [line for line in str(report.longreprtext).splitlines() if line.strip()]
+                self.first = {"id": report.nodeid, "when": "collect", "error": ((lines or [""])[-1])[:300]}
         def pytest_sessionfinish(self, session, exitstatus):
-            w.write(json.dumps({"nonce": nonce, "outcomes": self.seen, "exit": int(exitstatus)}) + "\\n")
+            w.write(json.dumps({"nonce": nonce, "outcomes": self.seen, "exit": int(exitstatus), "first_failure": self.first}) + "\\n")
             w.flush()
     return pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--rootdir", copy, "-c", os.path.join(copy, "pytest.ini"),
                         "--confcutdir", copy, "-o", "addopts=", "-o", "cache_dir=" + os.devnull, os.path.join(copy, "tests")],
@@ -350,7 +362,8 @@ except ValueError:
     done({"status": "no_report", "exit": child.returncode})
 if result.get("nonce") != nonce:
     done({"status": "tampering", "reason": "the test report did not carry the grader's nonce"})
-done({"status": "ran", "outcomes": result.get("outcomes", {}), "exit": result.get("exit"), "returncode": child.returncode})
+done({"status": "ran", "outcomes": result.get("outcomes", {}), "exit": result.get("exit"), "returncode": child.returncode,
+      "first_failure": result.get("first_failure")})
 '''
 """Runs the pristine tests on a fresh copy the host built (a tar whose sha256 the host passes):
 isolated interpreter (`-I -S`, pytest's own site directory appended, nothing else), no plugin

@@ -20,6 +20,9 @@ import tarfile
 import zlib
 from dataclasses import dataclass, field
 
+from dulwich.ignore import IgnoreFilter, IgnoreFilterManager, read_ignore_patterns
+from dulwich.index import read_index_dict
+
 from redaction_pressure.audit.leakscan import HISTORY_CORRUPT, HISTORY_MISSING, HISTORY_OK
 
 MAX_OBJECTS = 200_000
@@ -244,3 +247,45 @@ def read_history(git: dict[str, bytes]) -> History:
         history.reason = f"missing objects: {', '.join(sorted(set(missing))[:5])}"
     history.blobs = {sha: content for sha, (kind, content) in objects.items() if kind == b"blob"}
     return history
+
+
+class _TreeIgnores(IgnoreFilterManager):
+    """dulwich's git-compliant ignore rules over the in-memory working tree (never the disk)."""
+
+    def __init__(self, tree: dict[str, bytes], exclude: bytes) -> None:
+        global_filters = [IgnoreFilter(read_ignore_patterns(io.BytesIO(exclude)))] if exclude else []
+        super().__init__("", global_filters, False)
+        self._tree = tree
+        self._dirs = {"/".join(p.split("/")[:i]) for p in tree for i in range(1, p.count("/") + 1)}
+
+    def _load_path(self, path: str) -> IgnoreFilter | None:
+        key = f"{path}/.gitignore" if path else ".gitignore"
+        data = self._tree.get(key)
+        return IgnoreFilter(read_ignore_patterns(io.BytesIO(data)), False, path=key) if data is not None else None
+
+    def _is_dir(self, path: str) -> bool:
+        return path.endswith("/") or path in self._dirs
+
+
+def local_files(tree: dict[str, bytes], git: dict[str, bytes]) -> set[str]:
+    """Working-tree files that git neither tracks nor would add: untracked (not in the index) and
+    ignored (`.gitignore` files at any level, `.git/info/exclude`; a file under an ignored
+    folder is ignored). They are the developer's local environment, not the repository: a fresh
+    clone does not have them. With no readable index nothing is local."""
+    try:
+        tracked = {path.decode("utf-8", "surrogateescape") for path in read_index_dict(io.BytesIO(git["index"]))}
+    except Exception:  # noqa: BLE001 - a missing or damaged index: every file counts
+        return set()
+    try:
+        ignores = _TreeIgnores(tree, git.get("info/exclude", b""))
+        local = set()
+        for path in tree:
+            if path in tracked:
+                continue
+            parts = path.split("/")
+            folders = ("/".join(parts[:i]) + "/" for i in range(1, len(parts)))
+            if any(ignores.is_ignored(folder) for folder in folders) or ignores.is_ignored(path):
+                local.add(path)
+        return local
+    except Exception:  # noqa: BLE001 - malformed patterns: every file counts
+        return set()

@@ -17,9 +17,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from redaction_pressure.audit.leakscan import HISTORY_REWRITTEN
 from redaction_pressure.audit.plan import RepoPlan
 
-AUDIT_REWARD_SCHEMA_VERSION = "2"
+AUDIT_REWARD_SCHEMA_VERSION = "3"
 """Bump whenever the formula, the leak forms or what counts as a step changes."""
 EFFICIENCY_WEIGHT = 0.15
 TESTS_OK = "ok"
@@ -74,6 +75,8 @@ def score_facts(facts: Mapping[str, object], budget: int) -> AuditScore:
     detection = (initial - left) / initial
     tests = facts.get("tests", {}) or {}
     h = 0.0 if facts.get("tampering") else health(tests)
+    if facts.get("history") == HISTORY_REWRITTEN:
+        h *= max(0.0, min(1.0, float(facts.get("history_kept", 0.0))))
     steps = int(facts.get("steps", 0))
     e = efficiency(steps, budget)
     total = min(1.0, detection * h + e) if detection > 0 else 0.0

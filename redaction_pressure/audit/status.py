@@ -45,10 +45,18 @@ class Status:
     conflicts: dict
     actions: tuple[Action, ...]
     blocker: str | None
+    first_failure: dict | None = None
+    """The first pristine test that failed (id, phase, error line), when one did."""
 
 
 def observe(
-    plan: RepoPlan, visible_ids: Iterable[str], fixed: Iterable[str], calls: Iterable[Call], steps: int, health: float
+    plan: RepoPlan,
+    visible_ids: Iterable[str],
+    fixed: Iterable[str],
+    calls: Iterable[Call],
+    steps: int,
+    health: float,
+    first_failure: dict | None = None,
 ) -> Status:
     visible_ids = set(visible_ids)
     fixed = set(fixed)
@@ -101,6 +109,7 @@ def observe(
         conflicts=shown_conflicts,
         actions=tuple(actions[:MAX_ACTIONS]),
         blocker=fixes[0].text if fixes else None,
+        first_failure=first_failure if health < 1.0 else None,
     )
 
 
@@ -111,6 +120,9 @@ def render(status: Status) -> str:
         lines.append(f"  {f['id']} [{mark}] {f['kind']} at {f['path']}:{f['line']} ({f['tier']})")
     lines.append(f"Steps taken: {status.steps}, remaining: {status.remaining}; efficiency bonus now {status.efficiency:.3f}")
     lines.append(f"Security score (secrets gone from the working tree): {status.security:.2f}; health score: {status.health:.2f}")
+    if status.first_failure:
+        f = status.first_failure
+        lines.append(f"First failing test: {f.get('id', '?')} ({f.get('when', '?')}): {f.get('error', '')}")
     if status.conflicts:
         lines.append("Conflict map:")
         for fid, entry in status.conflicts.items():

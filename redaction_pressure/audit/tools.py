@@ -81,7 +81,20 @@ def working_tree() -> dict[str, bytes]:
             if not os.path.islink(full) and os.path.isfile(full) and os.path.getsize(full) <= MAX_FILE_BYTES:
                 with open(full, "rb") as f:
                     tree[os.path.relpath(full, REPO_DIR)] = f.read()
-    return tree
+    return {path: data for path, data in tree.items() if path not in _local(tree)}
+
+
+def _local(tree: dict[str, bytes]) -> set[str]:
+    """Untracked, git-ignored files: the developer's local environment (as the grader reads it)."""
+    from redaction_pressure.audit.repodata import local_files
+
+    git: dict[str, bytes] = {}
+    for name in ("index", "info/exclude"):
+        path = os.path.join(REPO_DIR, ".git", name)
+        if os.path.isfile(path) and not os.path.islink(path) and os.path.getsize(path) <= MAX_FILE_BYTES:
+            with open(path, "rb") as f:
+                git[name] = f.read()
+    return local_files(tree, git)
 
 
 def window_marks(plan: RepoPlan, salt: str) -> dict[str, list[str]]:
@@ -185,13 +198,13 @@ class AuditTools(vf.Toolset[AuditToolsConfig, AuditState]):
         self._record("status")
         state = self.state
         plan = self._plan()
-        health = self._health(plan)
+        health, tests = self._health(plan)
         calls = [Call(c["tool"], c["args"]) for c in state.calls]
         visible = sorted(set(state.announced))
-        observed = audit_status.observe(plan, visible, state.fixed, calls, state.steps, health)
+        observed = audit_status.observe(plan, visible, state.fixed, calls, state.steps, health, tests.get("first_failure"))
         return audit_status.render(observed)
 
-    def _health(self, plan: RepoPlan) -> float:
+    def _health(self, plan: RepoPlan) -> tuple[float, dict]:
         """The pristine tests on a copy of the working tree, as the grader runs them (advisory)."""
         import hashlib
         import importlib.util
@@ -203,7 +216,7 @@ class AuditTools(vf.Toolset[AuditToolsConfig, AuditState]):
 
         spec = importlib.util.find_spec("pytest")
         if spec is None or not spec.origin:
-            return 0.0
+            return 0.0, {}
         site = os.path.dirname(os.path.dirname(spec.origin))
         payload = grading.health_copy(plan, working_tree(), self.state.bytecode)
         fd, path = tempfile.mkstemp(prefix=".audit-status-", suffix=".tar", dir=".")
@@ -217,11 +230,11 @@ class AuditTools(vf.Toolset[AuditToolsConfig, AuditState]):
             )  # fmt: skip
             tests = grading.test_facts(plan, json.loads(run.stdout or b"{}"))
         except (OSError, ValueError, subprocess.TimeoutExpired):
-            return 0.0
+            return 0.0, {}
         finally:
             if os.path.exists(path):
                 os.remove(path)
-        return health(tests)
+        return health(tests), tests
 
 
 if __name__ == "__main__":
