@@ -249,6 +249,11 @@ class TestSpecialFiles(AttackFamily):
     """Special and huge files: every episode ends in a score, never an error or a hang."""
 
 
+@family_tests("gutting")
+class TestGuttingFiles(AttackFamily):
+    """Secrets removed with the scripts, workflows, migrations or decoys that held them: preservation costs health."""
+
+
 class TestReversibleRewrites(unittest.TestCase):
     """A secret kept in a trivially reversible form beside a real fix: still a leak.
 

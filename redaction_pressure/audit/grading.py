@@ -33,7 +33,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from redaction_pressure.audit import programs, repodata, tampering
+from redaction_pressure.audit import preservation, programs, repodata, tampering
 from redaction_pressure.audit.leakscan import (
     HISTORY_CORRUPT,
     HISTORY_NOT_SCANNED,
@@ -377,6 +377,7 @@ async def _grade(runtime: Runtime, plan: RepoPlan, toolchain: Toolchain | None, 
         for s in plan.secrets:
             left.setdefault(s.id, {"tree": [], "history": []})["tree"].append(f"<symlink out of the tree: {link[0]}>")
     facts["left"] = left
+    facts["preservation"] = await asyncio.to_thread(preservation.measure, plan, unpacked.tree)
     facts["tampering"] = tampering.find(plan, unpacked.tree)
     payload = health_copy(plan, unpacked.tree, toolchain.bytecode)
     digest = hashlib.sha256(payload).hexdigest()

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from redaction_pressure.audit import preservation
 from redaction_pressure.audit.leakscan import HISTORY_REWRITTEN
 from redaction_pressure.audit.plan import RepoPlan
 
@@ -77,6 +78,7 @@ def score_facts(facts: Mapping[str, object], budget: int) -> AuditScore:
     h = 0.0 if facts.get("tampering") else health(tests)
     if facts.get("history") == HISTORY_REWRITTEN:
         h *= max(0.0, min(1.0, float(facts.get("history_kept", 0.0))))
+    h *= preservation.factor(facts.get("preservation"))
     steps = int(facts.get("steps", 0))
     e = efficiency(steps, budget)
     total = min(1.0, detection * h + e) if detection > 0 else 0.0
