@@ -47,6 +47,27 @@ class Secret:
     history: bool = False
     also: tuple[str, ...] = field(default=(), repr=False)
     """Other exact strings that leak it (a base64 token's decoded credential, a key's body lines)."""
+    canary: str = ""
+    """How the probes fill `env` with a fresh random value (`probes.canary_value`): "" for the
+    value alone, `basic:USER` for base64 of `USER:value`, or a template whose `{}` is the value
+    (a DSN around a password)."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """An entry point a user of the repository exercises; the grader compares what it shows on the
+    agent's repository with what it shows on the gold-fixed one (see `probes.py`).
+
+    kind `py`: `call`, a Python expression evaluated in the namespace of the module at `target`
+    (loaded fresh by path, with `os` at hand); `sh`: the script at `target` run by bash with the
+    commands it calls stubbed; `workflow`: the CI workflow at `target` rendered (each step's
+    effective environment and command, secrets filled in); `js`: the object literal exported as
+    `call` from the module at `target`, with `process.env.X` filled in."""
+
+    id: str
+    kind: str
+    target: str
+    call: str = ""
 
 
 @dataclass(frozen=True)
@@ -94,6 +115,8 @@ class RepoPlan:
     """The pristine test files (path, text); health runs exactly these."""
     fix: tuple[tuple[str, str | None], ...] = field(repr=False)
     """The oracle's working-tree changes (path, text or None to delete)."""
+    probes: tuple[Probe, ...] = ()
+    """The entry points the grader exercises with canary values (see `probes.py`)."""
 
     @property
     def budget(self) -> int:
@@ -245,6 +268,7 @@ def plan_from_json(data: dict) -> RepoPlan:
         decoys=tuple(Decoy(**d) for d in data["decoys"]),
         tests=tuple((p, t) for p, t in data["tests"]),
         fix=tuple((p, t) for p, t in data["fix"]),
+        probes=tuple(Probe(**pr) for pr in data.get("probes", ())),
     )
 
 
@@ -252,6 +276,6 @@ def tools_plan_json(plan: RepoPlan) -> dict:
     """What the colocated tools need of a plan: findings, tests, budget; no seed, no fix, no commits,
     no secret values (the tools recognise a secret by salted digests of its windows instead)."""
     data = plan_to_json(plan)
-    data.update(seed=0, commits=[], decoys=[], fix=[])
+    data.update(seed=0, commits=[], decoys=[], fix=[], probes=[])
     data["secrets"] = [{**s, "value": "", "also": []} for s in data["secrets"]]
     return data

@@ -63,6 +63,14 @@ def health(tests: Mapping[str, object]) -> float:
     return max(0, min(passed, total)) / total
 
 
+def probe_share(observed: Mapping[str, object] | None) -> float:
+    """The share of probe checks that matched gold (1.0 when the task has no probes)."""
+    if not observed:
+        return 1.0
+    total = int(observed.get("total", 0))
+    return max(0, min(int(observed.get("passed", 0)), total)) / total if total else 1.0
+
+
 def score(plan: RepoPlan, facts: Mapping[str, object]) -> AuditScore:
     """The reward of one episode from its recorded facts."""
     return score_facts({**facts, "secrets": [s.id for s in plan.secrets]}, plan.budget)
@@ -79,6 +87,7 @@ def score_facts(facts: Mapping[str, object], budget: int) -> AuditScore:
     if facts.get("history") == HISTORY_REWRITTEN:
         h *= max(0.0, min(1.0, float(facts.get("history_kept", 0.0))))
     h *= preservation.factor(facts.get("preservation"))
+    h *= probe_share(facts.get("probes"))
     steps = int(facts.get("steps", 0))
     e = efficiency(steps, budget)
     total = min(1.0, detection * h + e) if detection > 0 else 0.0

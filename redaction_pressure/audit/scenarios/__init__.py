@@ -117,6 +117,7 @@ def build(name: str, seed: int) -> RepoPlan:
         decoys=draft.decoys,
         tests=tuple(tests.items()),
         fix=tuple(sorted(fix.items())),
+        probes=draft.probes,
     )
     check(plan)
     return plan

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from redaction_pressure.audit.plan import DIFFICULTIES, Decoy, PlanError, Secret, Slot
+from redaction_pressure.audit.plan import DIFFICULTIES, Decoy, PlanError, Probe, Secret, Slot
 from redaction_pressure.corpus import values
 from redaction_pressure.corpus.draw import Draw
 from redaction_pressure.corpus.words import ORGS
@@ -41,6 +41,8 @@ class Draft:
     path_tiers: dict[tuple[str, str], str] = field(default_factory=dict)
     fix_extra: dict[str, str | None] = field(default_factory=dict)
     """What the oracle adds or deletes beyond re-rendering slots fixed (e.g. `.env.example`)."""
+    probes: tuple[Probe, ...] = ()
+    """The entry points a user exercises (`plan.Probe`): what the grader compares with gold."""
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Decoy, Secret, Slot
+from redaction_pressure.audit.plan import Decoy, Probe, Secret, Slot
 from redaction_pressure.audit.scenarios.base import (
     TEST_HEADER,
     Draft,
@@ -71,6 +71,11 @@ def test_notice_uses_the_environment_token(monkeypatch):
         tests={"tests/test_pipeline.py": tests},
         tiers={"s1": "surface", "s2": "shallow"},
         decoys=(Decoy("commit_sha", sha, ".github/workflows/deploy.yml"),),
+        probes=(
+            Probe("workflow", "workflow", ".github/workflows/deploy.yml"),
+            Probe("deploy", "sh", "scripts/deploy.sh"),
+            Probe("notice", "py", "scripts/notify.py", "message_payload('1.2.3')"),
+        ),
     )
 
 

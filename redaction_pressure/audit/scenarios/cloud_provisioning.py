@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Decoy, Secret
+from redaction_pressure.audit.plan import Decoy, Probe, Secret
 from redaction_pressure.audit.scenarios.base import (
     TEST_HEADER,
     Draft,
@@ -76,6 +76,7 @@ def test_artifact_url_uses_the_bucket(config):
         commits=(("Add cloud provisioning config", {"config.py": config}), ("Document the artifact bucket", {"docs/storage.md": f"Artifacts go to `{bucket}` in {region}.\n"})),
         tests={"tests/test_config.py": tests},
         decoys=(Decoy("example_key", "AKIAIOSFODNN7EXAMPLE", "config.py"), Decoy("uuid", request_id, "config.py")),
+        probes=(Probe("client", "py", "config.py", "client_kwargs()"), Probe("url", "py", "config.py", "artifact_url('build.zip')")),
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Decoy, Secret, Slot
+from redaction_pressure.audit.plan import Decoy, Probe, Secret, Slot
 from redaction_pressure.audit.scenarios.base import (
     PASSWORDS,
     TEST_HEADER,
@@ -62,6 +62,7 @@ def test_render_creates_the_users():
         tests={"tests/test_migrations.py": tests},
         tiers={"s1": "surface", "s2": "shallow"},
         decoys=(Decoy("placeholder", ":'admin_password'", "app/migrate.py"),),
+        probes=(Probe("migrations", "py", "app/migrate.py", "[(name, render(name)) for name in migration_files()]"),),
     )
 
 

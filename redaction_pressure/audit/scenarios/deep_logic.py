@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Decoy, Secret
+from redaction_pressure.audit.plan import Decoy, Probe, Secret
 from redaction_pressure.audit.scenarios.base import (
     TEST_HEADER,
     Draft,
@@ -74,6 +74,11 @@ def test_export_links_are_signed_with_the_environment_key(monkeypatch):
         tiers={"s1": "shallow", "s2": "cascading"},
         triggers={"s2": "s1"},
         decoys=(Decoy("test_fixture", fixture, "app/reports.py"),),
+        probes=(
+            Probe("report", "py", "app/reports.py", "fetch_report('sales', '2025-01-01')"),
+            Probe("example", "py", "app/reports.py", "example_request()"),
+            Probe("export", "py", "app/export.py", "signed_link('/x.csv')"),
+        ),
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Decoy, Secret, Slot
+from redaction_pressure.audit.plan import Decoy, Probe, Secret, Slot
 from redaction_pressure.audit.scenarios.base import (
     PASSWORDS,
     TEST_HEADER,
@@ -73,6 +73,11 @@ def test_hosts_include_extra_ones(monkeypatch):
         tiers={"s1": "surface", "s2": "cascading"},
         triggers={"s2": "s1"},
         decoys=(Decoy("public_key", public, "deploy/authorized_keys.pub"),),
+        probes=(
+            Probe("deploy", "sh", "deploy/deploy.sh"),
+            Probe("registry_login", "sh", "deploy/docker-login.sh"),
+            Probe("hosts", "py", "deploy/config.py", "hosts()"),
+        ),
     )
 
 

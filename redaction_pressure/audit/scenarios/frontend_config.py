@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Decoy, Secret, Slot
+from redaction_pressure.audit.plan import Decoy, Probe, Secret, Slot
 from redaction_pressure.audit.scenarios.base import (
     TEST_HEADER,
     Draft,
@@ -73,6 +73,12 @@ def test_the_renderer_reads_the_key_from_the_environment(monkeypatch):
         ),
         tests={"tests/test_web.py": tests},
         decoys=(Decoy("test_fixture", fixture, "web/src/mocks.js"), Decoy("identifier", app_id, "web/src/firebase.js")),
+        probes=(
+            Probe("client_config", "js", "web/src/firebase.js", "firebaseConfig"),
+            Probe("mocks", "js", "web/src/mocks.js", "mockConfig"),
+            Probe("renderer_key", "py", "server/settings.py", "api_key()"),
+            Probe("project", "py", "server/settings.py", "project_id()"),
+        ),
     )
 
 

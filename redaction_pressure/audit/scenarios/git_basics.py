@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Decoy, Secret, Slot
+from redaction_pressure.audit.plan import Decoy, Probe, Secret, Slot
 from redaction_pressure.audit.scenarios.base import (
     GITIGNORE,
     TEST_HEADER,
@@ -62,6 +62,7 @@ def test_log_level_default(monkeypatch):
         tests={"tests/test_settings.py": tests},
         decoys=(Decoy("placeholder", "<your-stripe-key>", "docs/config.md"),),
         fix_extra={".env": None, ".env.example": example, ".gitignore": GITIGNORE + ".env\n"},
+        probes=(Probe("settings", "py", "app/settings.py", "load_settings()"),),
     )
 
 

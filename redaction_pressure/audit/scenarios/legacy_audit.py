@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Secret, Slot
+from redaction_pressure.audit.plan import Probe, Secret, Slot
 from redaction_pressure.audit.scenarios.base import (
     TEST_HEADER,
     Draft,
@@ -78,6 +78,11 @@ def test_webhooks_verify_with_the_environment_secret(monkeypatch):
         ),
         tests={"tests/test_legacy.py": tests},
         tiers={"s1": "deep", "s2": "surface"},
+        probes=(
+            Probe("registry", "py", "app/legacy_sync.py", "auth_line()"),
+            Probe("webhook", "py", "app/hooks.py",
+                  "verify(b'body', hmac.new(os.environ.get('WEBHOOK_SECRET', '').encode(), b'body', hashlib.sha256).hexdigest())"),
+        ),
     )
 
 

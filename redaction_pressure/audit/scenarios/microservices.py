@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Secret
+from redaction_pressure.audit.plan import Probe, Secret
 from redaction_pressure.audit.scenarios.base import (
     TEST_HEADER,
     Draft,
@@ -70,6 +70,10 @@ def test_payments_read_the_environment(monkeypatch):
         tiers={"s1": "surface", "s2": "cascading"},
         triggers={"s2": "s1"},
         path_tiers=path_tiers,
+        probes=(
+            *(Probe(f"{n}_headers", "py", f"services/{n}/config.py", "auth_headers()") for n in names),
+            Probe("payments", "py", f"services/{billing}/payments.py", "provider_headers()"),
+        ),
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Decoy, Secret, Slot
+from redaction_pressure.audit.plan import Decoy, Probe, Secret, Slot
 from redaction_pressure.audit.scenarios.base import (
     TEST_HEADER,
     Draft,
@@ -72,6 +72,7 @@ def test_the_config_parses_and_keeps_its_sections(monkeypatch):
             Decoy("hash_digest", digest, "config/app.toml"),
             Decoy("uuid", uid, "config/app.toml"),
         ),
+        probes=(Probe("config", "py", "app/settings.py", "load()"),),
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Decoy, Secret, Slot
+from redaction_pressure.audit.plan import Decoy, Probe, Secret, Slot
 from redaction_pressure.audit.scenarios.base import (
     TEST_HEADER,
     Draft,
@@ -59,6 +59,7 @@ def test_headers_use_the_environment_token(monkeypatch):
         tiers={"s1": "surface"},
         path_tiers={("s1", "app/client.py"): "shallow"},
         decoys=tuple(Decoy("uuid", rid, "logs/debug.log") for rid in trace_ids),
+        probes=(Probe("headers", "py", "app/client.py", "build_headers()"),),
     )
 
 

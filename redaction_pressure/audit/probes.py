@@ -1,0 +1,220 @@
+"""The behavioural verdict: what the repository's entry points do, on the agent's repository and on gold's.
+
+Each scenario names its probes (`plan.Probe`): the functions that build clients, DSNs, headers
+and settings; the shell scripts, with the commands they call stubbed; the CI workflow, rendered;
+a client-side config object. At finalize the grader runs them on the agent's repository and on
+the gold-fixed one, each in two modes:
+
+- **canary**: every secret's variable set to a fresh random value (`canary_value`), so a
+  repository that reads its configuration shows the canary where gold does;
+- **unset**: every secret's variable unset, so a repository that still falls back to the
+  secret shows it.
+
+`py` and `sh` probes run in the runtime (`probe_run.py`, in fresh isolated processes; the host
+only reads the JSON they print); `workflow` and `js` probes only parse text, on the host. The
+host decides, from the outputs:
+
+- a secret is **left** when any output of the agent's repository (either mode, the probes'
+  values, errors and every module's public module-level values) contains it in any form the
+  static leak rule knows (`leakscan.found`): so a secret the code still evaluates to is a leak
+  whatever encoding hides it in the source;
+- a probe **passes** when, in canary mode, its output equals gold's, and, in unset mode, equals
+  gold's or is an error (failing fast on missing configuration is a fix, not a fault). For
+  `workflow`, equality means: every canary gold's render shows, the agent's shows too, and
+  every step of gold's that names no secret is still there. A probe that raises where gold
+  returns, or returns something else, fails: the repository no longer does what it did.
+
+The share of passed probe checks multiplies health (`rubric.py`). Nothing the probed process
+prints decides by itself: the comparison with gold happens here, on the host.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+import secrets
+import tarfile
+from collections.abc import Mapping
+from importlib import resources
+
+from redaction_pressure.audit import leakscan
+from redaction_pressure.audit.plan import Probe, RepoPlan, Secret
+
+CANARY = "canary"
+UNSET = "unset"
+PROGRAM_SECONDS = 150.0
+"""Wall-clock limit of one run of the runtime program (two modes of at most 60 s each, and the
+copy unpacked): a safety net far above the tenth of a CPU-second the probes take."""
+MAX_WORKFLOW_BYTES = 256 * 1024
+SECRET_REF = re.compile(r"\$\{\{\s*secrets\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+JS_ENTRY = re.compile(
+    r"""^\s*(?P<key>[A-Za-z_$][\w$]*|"[^"]*"|'[^']*')\s*:\s*(?P<value>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`|process\.env\.(?P<env>[A-Za-z_]\w*)|process\.env\[["'](?P<env2>[A-Za-z_]\w*)["']\]|[-\w.]+)\s*,?\s*(?://.*)?$""",
+    re.M,
+)
+
+
+def program() -> str:
+    """The runtime program's text (`probe_run.py`, shipped as package data)."""
+    return resources.files("redaction_pressure.audit").joinpath("probe_run.py").read_text()
+
+
+def canary_value(secret: Secret, token: str) -> str:
+    """What a secret's variable holds in canary mode (see `Secret.canary`)."""
+    if secret.canary.startswith("basic:"):
+        return base64.b64encode(f"{secret.canary[6:]}:{token}".encode()).decode()
+    if "{}" in secret.canary:
+        return secret.canary.replace("{}", token)
+    return token
+
+
+def modes(plan: RepoPlan) -> list[dict]:
+    """The two environments: fresh canaries, and every secret's variable unset."""
+    tokens = {s.env: "cnry" + secrets.token_hex(12) for s in plan.secrets}
+    values = {s.env: canary_value(s, tokens[s.env]) for s in plan.secrets}
+    return [{"name": CANARY, "env": values}, {"name": UNSET, "env": {}}]
+
+
+def spec(plan: RepoPlan, tree: Mapping[str, bytes], chosen: list[dict]) -> dict:
+    """The JSON the runtime program reads: the copy, the probes, the modes, the modules to dump."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for path in sorted(tree):
+            info = tarfile.TarInfo(path)
+            info.size = len(tree[path])
+            info.mode = 0o755 if path.endswith(".sh") else 0o644
+            tar.addfile(info, io.BytesIO(tree[path]))
+    modules = sorted(p for p in tree if p.endswith(".py") and not p.startswith("tests/") and p.rsplit("/", 1)[-1] != "conftest.py")
+    return {
+        "copy": base64.b64encode(buf.getvalue()).decode(),
+        "probes": [{"id": p.id, "kind": p.kind, "target": p.target, "call": p.call} for p in plan.probes],
+        "modes": chosen,
+        "modules": modules[:64],
+    }
+
+
+def host_results(plan: RepoPlan, tree: Mapping[str, bytes], mode: dict) -> dict:
+    """The `workflow` and `js` probes, computed here from the files' text."""
+    out = {}
+    for probe in plan.probes:
+        data = tree.get(probe.target)
+        try:
+            if probe.kind == "workflow":
+                out[probe.id] = {"ok": True, "value": render_workflow(data, mode["env"])}
+            elif probe.kind == "js":
+                out[probe.id] = {"ok": True, "value": js_object(data, probe.call, mode["env"])}
+        except Exception as exc:  # noqa: BLE001 - a file that no longer parses fails its probe
+            out[probe.id] = {"ok": False, "error": type(exc).__name__, "detail": str(exc)[:300]}
+    return out
+
+
+def render_workflow(data: bytes | None, env: Mapping[str, str]) -> list[dict]:
+    """Each step of each job: its effective environment and command, `${{ secrets.X }}` filled in."""
+    import yaml
+
+    if data is None:
+        raise FileNotFoundError("the workflow is gone")
+    if len(data) > MAX_WORKFLOW_BYTES:
+        raise ValueError("the workflow is too large")
+    doc = yaml.safe_load(data.decode("utf-8", "replace"))
+    if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), dict):
+        raise ValueError("no jobs")
+
+    def fill(value: object) -> str:
+        return SECRET_REF.sub(lambda m: env.get(m.group(1), ""), str(value))
+
+    top = doc.get("env") if isinstance(doc.get("env"), dict) else {}
+    steps = []
+    for job_name, job in doc["jobs"].items():
+        if not isinstance(job, dict):
+            continue
+        job_env = {**top, **(job.get("env") if isinstance(job.get("env"), dict) else {})}
+        for index, step in enumerate(job.get("steps") or []):
+            if not isinstance(step, dict):
+                continue
+            step_env = {**job_env, **(step.get("env") if isinstance(step.get("env"), dict) else {})}
+            steps.append({
+                "job": str(job_name),
+                "name": str(step.get("name", index)),
+                "uses": fill(step.get("uses", "")),
+                "run": fill(step.get("run", "")),
+                "with": {str(k): fill(v) for k, v in (step.get("with") or {}).items()} if isinstance(step.get("with"), dict) else {},
+                "env": {str(k): fill(v) for k, v in step_env.items()},
+            })  # fmt: skip
+    return steps
+
+
+def js_object(data: bytes | None, name: str, env: Mapping[str, str]) -> dict:
+    """The flat object literal `export const NAME = {...}` with `process.env.X` filled in."""
+    if data is None:
+        raise FileNotFoundError("the module is gone")
+    text = data.decode("utf-8", "replace")
+    start = re.search(rf"\b(?:const|let|var)\s+{re.escape(name)}\s*=\s*\{{", text)
+    if not start:
+        raise ValueError(f"{name} is not defined")
+    end = text.find("}", start.end())
+    if end < 0:
+        raise ValueError(f"{name} is not closed")
+    out = {}
+    for m in JS_ENTRY.finditer(text[start.end() : end]):
+        key = m.group("key").strip("\"'")
+        var = m.group("env") or m.group("env2")
+        value = m.group("value")
+        if var:
+            out[key] = env.get(var)
+        elif value[:1] in "\"'`":
+            out[key] = value[1:-1]
+        else:
+            out[key] = value
+    return out
+
+
+def verdict(plan: RepoPlan, gold: Mapping[str, dict], agent: Mapping[str, dict]) -> dict:
+    """{"passed", "total", "failed": [probe@mode], "leaks": {secret id: [where]}} from both runs' outputs."""
+    checks = passed = 0
+    failed: list[str] = []
+    for probe in plan.probes:
+        for mode in (CANARY, UNSET):
+            want = gold.get(mode, {}).get("results", {}).get(probe.id)
+            got = agent.get(mode, {}).get("results", {}).get(probe.id)
+            checks += 1
+            if _same(probe, mode, want, got):
+                passed += 1
+            else:
+                failed.append(f"{probe.id}@{mode}")
+    leaks: dict[str, list[str]] = {}
+    for mode in (CANARY, UNSET):
+        run = agent.get(mode, {})
+        pieces = [(f"probe {pid}@{mode}", result) for pid, result in (run.get("results") or {}).items()]
+        pieces += [(f"module {path}@{mode}", values) for path, values in (run.get("modules") or {}).items()]
+        for where, piece in pieces:
+            blob = json.dumps(piece, ensure_ascii=False, sort_keys=True).encode("utf-8", "surrogatepass")
+            texts = leakscan.views(blob) + [json.dumps(piece, sort_keys=True)]
+            for s in plan.secrets:
+                if leakscan.found(plan, s, texts):
+                    leaks.setdefault(s.id, []).append(where)
+    return {"passed": passed, "total": checks, "failed": failed[:20], "leaks": {k: v[:5] for k, v in leaks.items()}}
+
+
+def _same(probe: Probe, mode: str, want: dict | None, got: dict | None) -> bool:
+    if want is None or got is None:
+        return want is None and got is None
+    if mode == UNSET and not got.get("ok"):
+        return True  # failing fast when configuration is missing is a fix
+    if want.get("ok") != got.get("ok"):
+        return False
+    if not want.get("ok"):
+        return want.get("error") == got.get("error")
+    if probe.kind == "workflow":
+        return _workflow_kept(want["value"], got["value"])
+    return want.get("value") == got.get("value")
+
+
+def _workflow_kept(want: list[dict], got: list[dict]) -> bool:
+    shown = json.dumps(got, sort_keys=True)
+    canaries = set(re.findall(r"cnry[0-9a-f]{24}", json.dumps(want)))
+    if any(c not in shown for c in canaries):
+        return False
+    kept = {(s["uses"], s["run"]) for s in got}
+    return all((s["uses"], s["run"]) in kept for s in want if "cnry" not in json.dumps(s) and "$" not in s["run"])
