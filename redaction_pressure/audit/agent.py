@@ -251,13 +251,37 @@ def env_name(text: str) -> str:
     return name if name and not name[0].isdigit() else f"SECRET_{name}"
 
 
-def name_for(line: str, path: str, value: str) -> str:
-    """The variable a fix reads: the one the line already names, else one from its context."""
-    if value.startswith("-----BEGIN"):
-        return env_name(PurePosixPath(path).stem + "_PRIVATE_KEY")
+DOCUMENTED = re.compile(r"`([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{3,})`")
+
+
+def documented_names(files: dict[str, str]) -> list[str]:
+    """The environment variables the repository's README and docs name (in backticks)."""
+    text = "\n".join(t for p, t in files.items() if p.lower().endswith(".md"))
+    return sorted(set(DOCUMENTED.findall(text)))
+
+
+def _tokens(text: str) -> set[str]:
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", text)
+    return {t for t in re.split(r"[^a-z0-9]+", snake.lower()) if len(t) > 2}
+
+
+def name_for(line: str, path: str, value: str, documented: list[str] = ()) -> str:
+    """The variable a fix reads: the one the line already names, else the documented name that
+    shares the most words with the line and the file's path, else one made from the context."""
     m = re.search(r"(?:environ\.get|getenv)\(\s*[\"']([A-Za-z_][A-Za-z0-9_]*)[\"']", line)
     if m:
         return m.group(1)
+    guess = _guess_name(line, path, value)
+    context = _tokens(line if "\n" not in value else "") | _tokens(path) | _tokens(guess)
+    scored = sorted(((len(_tokens(n) & context), n) for n in documented), reverse=True)
+    if scored and scored[0][0] > 0 and (len(scored) == 1 or scored[0][0] > scored[1][0]):
+        return scored[0][1]
+    return guess
+
+
+def _guess_name(line: str, path: str, value: str) -> str:
+    if value.startswith("-----BEGIN"):
+        return env_name(PurePosixPath(path).stem + "_PRIVATE_KEY")
     m = re.search(r"(?i)CREATE\s+(?:USER|ROLE)\s+(\w+)", line)
     if m:
         return env_name(m.group(1) + "_password")
@@ -293,9 +317,9 @@ def quoted_literal(line: str, value: str) -> re.Match[str] | None:
     return None
 
 
-def fix_line(line: str, value: str, lang: str, path: str) -> tuple[str, bool]:
+def fix_line(line: str, value: str, lang: str, path: str, documented: list[str] = ()) -> tuple[str, bool]:
     """`line` with `value` replaced by a lookup; True when `import os` is now needed."""
-    name = name_for(line, path, value)
+    name = name_for(line, path, value, documented)
     literal = quoted_literal(line, value)
     if lang == "python":
         if literal is not None:
@@ -329,9 +353,9 @@ def fix_line(line: str, value: str, lang: str, path: str) -> tuple[str, bool]:
     return line.replace(value, "[REDACTED]"), False
 
 
-def fix_pem(text: str, value: str, path: str) -> str:
+def fix_pem(text: str, value: str, path: str, documented: list[str] = ()) -> str:
     """Replace a PEM block (and the heredoc around it) with the key read from the environment."""
-    name = name_for("", path, value)
+    name = name_for("", path, value, documented)
     at = text.find(value)
     start = text.rfind("\n", 0, at - 1) + 1 if at > 0 else 0
     opener = text[start:at].rstrip("\n")
@@ -361,17 +385,17 @@ def ensure_import_os(text: str) -> str:
     return "\n".join(lines[:at] + ["import os"] + lines[at:])
 
 
-def fix_file(path: str, text: str, values: list[str]) -> str:
+def fix_file(path: str, text: str, values: list[str], documented: list[str] = ()) -> str:
     """The file with every value in `values` it holds replaced by a lookup for its language."""
     lang = language(path, text)
     for value in [v for v in values if "\n" in v and v in text]:
-        text = fix_pem(text, value, path)
+        text = fix_pem(text, value, path, documented)
     needs_os = False
     lines = text.split("\n")
     for i, line in enumerate(lines):
         for value in values:
             if "\n" not in value and value in line:
-                line, needed = fix_line(line, value, lang, path)
+                line, needed = fix_line(line, value, lang, path, documented)
                 needs_os = needs_os or needed
         lines[i] = line
     text = "\n".join(lines)
@@ -417,7 +441,7 @@ def fix_command(observation: Observation, findings: Findings) -> str | None:
             if path not in gitignore.splitlines() and entry not in gitignore.splitlines():
                 gitignore = (gitignore if gitignore.endswith("\n") or not gitignore else gitignore + "\n") + path + "\n"
             continue
-        fixed = fix_file(path, text, held)
+        fixed = fix_file(path, text, held, documented_names(observation.files))
         if fixed != text:
             steps.append(write_file(path, fixed))
     if gitignore != observation.files.get(".gitignore", ""):

@@ -403,10 +403,10 @@ async def _grade(runtime: Runtime, plan: RepoPlan, toolchain: Toolchain | None, 
 
 async def _probe(runtime: Runtime, toolchain: Toolchain, scratch: str, plan: RepoPlan, tree: dict[str, bytes]) -> dict:
     """Run the probes on the gold-fixed repository, then on the agent's, with the same fresh canaries."""
-    chosen = probes.modes(plan)
+    gold_modes, agent_modes = probes.modes(plan)
     gold = {p: t.encode() for p, t in plan.fixed_tree().items()}
     outputs = []
-    for files in (gold, tree):  # gold first: its run is over before the agent's code runs
+    for files, chosen in ((gold, gold_modes), (tree, agent_modes)):  # gold first: its run is over before the agent's code runs
         name = f".audit-probe-{secrets.token_hex(8)}.json"
         await runtime.write(name, json.dumps(probes.spec(plan, files, chosen)).encode())
         try:
@@ -419,7 +419,7 @@ async def _probe(runtime: Runtime, toolchain: Toolchain, scratch: str, plan: Rep
             ran.setdefault("results", {}).update(probes.host_results(plan, files, mode))
         outputs.append(out)
     observed = await asyncio.to_thread(probes.verdict, plan, *outputs)
-    statuses = {f"{who}@{m}": o.get(m, {}).get("status") for who, o in zip(("gold", "agent"), outputs, strict=True) for m in (probes.CANARY, probes.UNSET)}
+    statuses = {f"{who}@{m}": r.get("status") for who, o in zip(("gold", "agent"), outputs, strict=True) for m, r in o.items()}
     bad = {k: v for k, v in statuses.items() if v != "ran"}
     if bad:
         observed["status"] = bad

@@ -3,29 +3,35 @@
 Each scenario names its probes (`plan.Probe`): the functions that build clients, DSNs, headers
 and settings; the shell scripts, with the commands they call stubbed; the CI workflow, rendered;
 a client-side config object. At finalize the grader runs them on the agent's repository and on
-the gold-fixed one, each in two modes:
+the gold-fixed one, in these environments (modes):
 
-- **canary**: every secret's variable set to a fresh random value (`canary_value`), so a
+- **canary**: every secret's variable holds a fresh random value (`canary_value`), so a
   repository that reads its configuration shows the canary where gold does;
-- **unset**: every secret's variable unset, so a repository that still falls back to the
-  secret shows it.
+- **unset:VAR**, for each secret: its variable unset, the others canaries;
+- **secret:VAR**, for each secret, on the agent's repository only: its variable holding the
+  original secret, the others canaries.
 
 `py` and `sh` probes run in the runtime (`probe_run.py`, in fresh isolated processes; the host
 only reads the JSON they print); `workflow` and `js` probes only parse text, on the host. The
 host decides, from the outputs:
 
-- a secret is **left** when any output of the agent's repository (either mode, the probes'
-  values, errors and every module's public module-level values) contains it in any form the
-  static leak rule knows (`leakscan.found`): so a secret the code still evaluates to is a leak
-  whatever encoding hides it in the source;
-- a probe **passes** when, in canary mode, its output equals gold's, and, in unset mode, equals
-  gold's or is an error (failing fast on missing configuration is a fix, not a fault). For
-  `workflow`, equality means: every canary gold's render shows, the agent's shows too, and
-  every step of gold's that names no secret is still there. A probe that raises where gold
-  returns, or returns something else, fails: the repository no longer does what it did.
+- a secret is **left** when any output of the agent's repository in the canary or unset modes
+  (the probes' values and errors, and every module's public module-level values) contains it in
+  any form the static leak rule knows (`leakscan.found`), so a secret the code still evaluates
+  to is a leak whatever encoding hides it in the source; and when, with its variable unset, a
+  probe shows what it shows with the original secret in the variable, while a canary in the
+  variable changes it and gold shows something else: the code falls back to the secret even
+  where no output spells it (an HMAC key, a signature);
+- a probe **passes** when its canary-mode output equals gold's. For `workflow`, equality means:
+  every canary gold's render shows, the agent's shows too, and every step of gold's that names
+  no variable is still there. A probe that raises where gold returns, or returns something
+  else, fails: the repository no longer does what it did. A probe whose output shows a secret
+  counts as that secret left, not also as a failed check.
 
-The share of passed probe checks multiplies health (`rubric.py`). Nothing the probed process
-prints decides by itself: the comparison with gold happens here, on the host.
+With a variable unset, failing fast or using some other default is the agent's choice; only a
+fallback to the secret itself counts. The share of passed probes multiplies health
+(`rubric.py`). Nothing the probed process prints decides by itself: every comparison happens
+here, on the host.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from redaction_pressure.audit.plan import Probe, RepoPlan, Secret
 
 CANARY = "canary"
 UNSET = "unset"
+SECRET = "secret"
 PROGRAM_SECONDS = 150.0
 """Wall-clock limit of one run of the runtime program (two modes of at most 60 s each, and the
 copy unpacked): a safety net far above the tenth of a CPU-second the probes take."""
@@ -69,11 +76,24 @@ def canary_value(secret: Secret, token: str) -> str:
     return token
 
 
-def modes(plan: RepoPlan) -> list[dict]:
-    """The two environments: fresh canaries, and every secret's variable unset."""
-    tokens = {s.env: "cnry" + secrets.token_hex(12) for s in plan.secrets}
-    values = {s.env: canary_value(s, tokens[s.env]) for s in plan.secrets}
-    return [{"name": CANARY, "env": values}, {"name": UNSET, "env": {}}]
+def original_value(secret: Secret) -> str:
+    """What the variable held in the original repository's terms (the secret, in its DSN or token)."""
+    if "{}" in secret.canary and not secret.canary.startswith("basic:"):
+        return secret.canary.replace("{}", secret.value)
+    return secret.value
+
+
+def modes(plan: RepoPlan) -> tuple[list[dict], list[dict]]:
+    """(gold's modes, the agent's modes): canary, unset:VAR, and for the agent also secret:VAR."""
+    values = {s.env: canary_value(s, "cnry" + secrets.token_hex(12)) for s in plan.secrets}
+    envs = sorted({s.env for s in plan.secrets})
+    gold = [{"name": CANARY, "env": values}]
+    gold += [{"name": f"{UNSET}:{e}", "env": {k: v for k, v in values.items() if k != e}} for e in envs]
+    agent = list(gold)
+    for e in envs:
+        original = next(original_value(s) for s in plan.secrets if s.env == e)
+        agent.append({"name": f"{SECRET}:{e}", "env": {**values, e: original}})
+    return gold, agent
 
 
 def spec(plan: RepoPlan, tree: Mapping[str, bytes], chosen: list[dict]) -> dict:
@@ -171,21 +191,12 @@ def js_object(data: bytes | None, name: str, env: Mapping[str, str]) -> dict:
 
 
 def verdict(plan: RepoPlan, gold: Mapping[str, dict], agent: Mapping[str, dict]) -> dict:
-    """{"passed", "total", "failed": [probe@mode], "leaks": {secret id: [where]}} from both runs' outputs."""
-    checks = passed = 0
-    failed: list[str] = []
-    for probe in plan.probes:
-        for mode in (CANARY, UNSET):
-            want = gold.get(mode, {}).get("results", {}).get(probe.id)
-            got = agent.get(mode, {}).get("results", {}).get(probe.id)
-            checks += 1
-            if _same(probe, mode, want, got):
-                passed += 1
-            else:
-                failed.append(f"{probe.id}@{mode}")
+    """{"passed", "total", "failed": [probe ids], "leaks": {secret id: [where]}} from both runs' outputs."""
     leaks: dict[str, list[str]] = {}
-    for mode in (CANARY, UNSET):
-        run = agent.get(mode, {})
+    leaking: set[str] = set()
+    for mode, run in agent.items():
+        if mode.startswith(SECRET):
+            continue  # the variable holds the secret: showing it is what the code should do
         pieces = [(f"probe {pid}@{mode}", result) for pid, result in (run.get("results") or {}).items()]
         pieces += [(f"module {path}@{mode}", values) for path, values in (run.get("modules") or {}).items()]
         for where, piece in pieces:
@@ -194,14 +205,35 @@ def verdict(plan: RepoPlan, gold: Mapping[str, dict], agent: Mapping[str, dict])
             for s in plan.secrets:
                 if leakscan.found(plan, s, texts):
                     leaks.setdefault(s.id, []).append(where)
+                    leaking.add(where)
+    for s in plan.secrets:
+        for probe in plan.probes:
+            unset, original = f"{UNSET}:{s.env}", f"{SECRET}:{s.env}"
+            want = _result(gold, unset, probe.id)
+            got = _result(agent, unset, probe.id)
+            shown = _result(agent, original, probe.id)
+            # Unset, it shows what the secret makes it show, and the variable does change what it
+            # shows (a canary gives something else): the code falls back to the secret.
+            if got and got.get("ok") and got == shown and shown != _result(agent, CANARY, probe.id) and not _same(probe, want, got):
+                leaks.setdefault(s.id, []).append(f"probe {probe.id}@{unset} falls back to the secret")
+    checks = passed = 0
+    failed: list[str] = []
+    for probe in plan.probes:
+        checks += 1
+        if _same(probe, _result(gold, CANARY, probe.id), _result(agent, CANARY, probe.id)) or f"probe {probe.id}@{CANARY}" in leaking:
+            passed += 1
+        else:
+            failed.append(probe.id)
     return {"passed": passed, "total": checks, "failed": failed[:20], "leaks": {k: v[:5] for k, v in leaks.items()}}
 
 
-def _same(probe: Probe, mode: str, want: dict | None, got: dict | None) -> bool:
+def _result(outputs: Mapping[str, dict], mode: str, probe: str) -> dict | None:
+    return (outputs.get(mode) or {}).get("results", {}).get(probe)
+
+
+def _same(probe: Probe, want: dict | None, got: dict | None) -> bool:
     if want is None or got is None:
         return want is None and got is None
-    if mode == UNSET and not got.get("ok"):
-        return True  # failing fast when configuration is missing is a fix
     if want.get("ok") != got.get("ok"):
         return False
     if not want.get("ok"):

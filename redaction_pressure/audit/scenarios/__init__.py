@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 
 from redaction_pressure.audit.plan import (
     Commit,
@@ -35,12 +36,12 @@ from redaction_pressure.audit.scenarios import (
     system_logging,
     utility_module,
 )
-from redaction_pressure.audit.scenarios.base import GITIGNORE, PYTEST_INI, Scenario
+from redaction_pressure.audit.scenarios.base import GITIGNORE, PYTEST_INI, Draft, Scenario
 from redaction_pressure.corpus.draw import Draw
 from redaction_pressure.corpus.words import ORGS, SERVICES
 
 DOMAIN = "redaction-pressure/secrets-audit/v1"
-AUDIT_VERSION = "1"
+AUDIT_VERSION = "2"
 """Bump whenever any scenario's generated repository changes."""
 
 SCENARIOS: list[Scenario] = [
@@ -76,6 +77,20 @@ def by_name(name: str) -> Scenario:
     raise PlanError(f"unknown scenario {name!r}; choose one of {', '.join(s.name for s in SCENARIOS)}")
 
 
+ENV_READ = re.compile(r"""(?:environ\.get\(|getenv\(|environ\[)\s*["']([A-Z][A-Z0-9_]*)["']|process\.env\.([A-Z][A-Z0-9_]*)""")
+
+
+def configuration(draft: Draft) -> str:
+    """The README's configuration section: every environment variable the code reads or a fix
+    should read (each secret's), so that a fix can follow the repository's own names."""
+    names = {s.env for s in draft.secrets}
+    for _, files in draft.commits:
+        for text in files.values():
+            names.update(a or b for a, b in ENV_READ.findall(text or ""))
+    listed = ", ".join(f"`{n}`" for n in sorted(names))
+    return f"## Configuration\n\nSettings and credentials come from environment variables: {listed}.\n"
+
+
 def build(name: str, seed: int) -> RepoPlan:
     """The checked repository plan of scenario `name` for `seed` (deterministic)."""
     chosen = by_name(name)
@@ -84,7 +99,7 @@ def build(name: str, seed: int) -> RepoPlan:
     codename = f"{naming.pick(ORGS)}-{naming.pick(SERVICES)}-{naming.digits(3)}"
     values_by_id = {s.id: s.value for s in draft.secrets}
     tests = {"pytest.ini": PYTEST_INI, **draft.tests}
-    readme = f"# {draft.title}\n\n{draft.brief}\n\nRun the tests with `python -m pytest`.\n"
+    readme = f"# {draft.title}\n\n{draft.brief}\n\nRun the tests with `python -m pytest`.\n\n{configuration(draft)}"
     commits = [Commit("Initial commit: project skeleton and tests", (("README.md", readme), (".gitignore", GITIGNORE), *tests.items()))]
     templates: dict[str, str] = {}
     for message, files in draft.commits:
