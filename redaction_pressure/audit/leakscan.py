@@ -35,7 +35,6 @@ import base64
 import binascii
 import codecs
 import functools
-import gzip
 import random
 import re
 import zlib
@@ -43,13 +42,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from redaction_pressure.audit.inflate import Budget, Oversized, inflate_raw, unwrap
 from redaction_pressure.audit.plan import RepoPlan, Secret
 
 WINDOW = 16
 """Characters of a secret's random body that count as a leak on their own."""
 MAX_VIEW_BYTES = 4 * 1024 * 1024
-"""Files larger than this are scanned as is and lower-cased only (no decoding views)."""
-MAX_DECODE_DEPTH = 2
+"""Files (and decoded parts) larger than this make the snapshot oversized: nothing is skipped."""
+MAX_DECODE_DEPTH = 3
 
 HISTORY_OK = "ok"
 HISTORY_MISSING = "missing"
@@ -246,20 +246,6 @@ def _unescape(text: str) -> str:
     return ESCAPE.sub(one, text)
 
 
-def _decompress(data: bytes) -> bytes | None:
-    for wbits in (47, -15):  # zlib or gzip (auto), raw deflate
-        try:
-            out = zlib.decompressobj(wbits).decompress(data, MAX_VIEW_BYTES)
-        except zlib.error:
-            continue
-        if out:
-            return out
-    try:
-        return gzip.decompress(data)[:MAX_VIEW_BYTES]
-    except (OSError, EOFError, zlib.error):
-        return None
-
-
 def _fold_python(text: str) -> list[str]:
     """String values a Python module computes from constants (best effort, never executes code)."""
     try:
@@ -356,34 +342,54 @@ def _fold_assignments(text: str) -> list[str]:
     return out
 
 
-def views(data: bytes, depth: int = 0) -> list[str]:
-    """The texts a file's bytes may spell a secret in (see the module docstring)."""
-    text = data.decode("latin-1")
-    if len(data) > MAX_VIEW_BYTES:
-        return [text]
-    out = [text]
-    joined = JOIN.sub("", text)
-    unescaped = _unescape(joined)
-    out += [joined, unescaped, unquote(unescaped, encoding="latin-1"), WHITESPACE.sub("", unescaped)]
-    folded = _fold_python(text) + _fold_assignments(text)
-    if folded:
-        out.append("\n".join(folded))
+def _texts(data: bytes) -> list[str]:
+    """The bytes read as text: Latin-1 always; UTF-16/32 when a byte-order mark or many NUL bytes
+    say so; EBCDIC (code page 037) when most bytes are high."""
+    out = [data.decode("latin-1")]
+    if not data:
+        return out
+    nuls = data.count(0) / len(data)
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or data[:4] in (b"\x00\x00\xfe\xff", b"\xff\xfe\x00\x00") or nuls > 0.2:
+        for codec in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"):
+            for shift in range(0, 4 if "32" in codec else 2):
+                out.append(data[shift:].decode(codec, "ignore").replace("\x00", ""))
+    if sum(1 for b in data if b >= 0x80) > len(data) / 2:
+        out.append(data.decode("cp037"))
+    return out
+
+
+def views(data: bytes, depth: int = 0, budget: Budget | None = None) -> list[str]:
+    """The texts a file's bytes may spell a secret in (see the module docstring). Containers
+    (archives, compressed streams, git packs and bundles) are opened within `budget`, which
+    raises `Oversized` past its limits."""
+    budget = Budget() if budget is None else budget
+    out: list[str] = []
+    for text in _texts(data):
+        out.append(text)
+        joined = JOIN.sub("", text)
+        unescaped = _unescape(joined)
+        out += [joined, unescaped, unquote(unescaped, encoding="latin-1"), WHITESPACE.sub("", unescaped)]
+        folded = _fold_python(text) + _fold_assignments(text)
+        if folded:
+            out.append("\n".join(folded))
+    decoded: list[bytes] = []
+    for name, part in unwrap(data, budget, depth):
+        decoded += [name.encode("utf-8", "replace"), part]
+    if depth and not decoded:  # a decoded token may be raw deflate, which no header announces
+        try:
+            decoded.append(inflate_raw(data, budget))
+        except zlib.error:
+            pass
     if depth < MAX_DECODE_DEPTH:
-        decoded = []
-        plain = _decompress(data) if data[:1] in (b"\x1f", b"\x78") or depth else None
-        if plain:
-            decoded.append(plain)
+        unescaped = _unescape(JOIN.sub("", out[0]))
         for token in set(B64_TOKEN.findall(unescaped)) | set(B64_TOKEN.findall(WHITESPACE.sub("", unescaped))):
             try:
-                raw = base64.b64decode(token.replace("-", "+").replace("_", "/") + "=" * (-len(token) % 4))
+                decoded.append(base64.b64decode(token.replace("-", "+").replace("_", "/") + "=" * (-len(token) % 4)))
             except (binascii.Error, ValueError):
                 continue
-            decoded.append(raw)
-            more = _decompress(raw)
-            if more:
-                decoded.append(more)
-        for raw in decoded:
-            out += views(raw, depth + 1)
+    for raw in decoded:
+        if raw:
+            out += views(raw, depth + 1, budget)
     return list(dict.fromkeys(out))
 
 
@@ -403,13 +409,27 @@ class Snapshot:
     blobs: Iterable[tuple[str, bytes]] = ()
     """(label, bytes) of every git object (history)."""
     history: str = HISTORY_OK
+    names: Iterable[tuple[str, bytes]] = ()
+    """(label, bytes) seen for every secret whatever the history rule: every path's name, and the
+    store's commit, tag and tree objects (messages, authors, branch and file names)."""
 
 
-def scan(plan: RepoPlan, snapshot: Snapshot) -> dict[str, dict[str, list[str]]]:
-    """For each secret still leaking: where, as {"tree": [paths], "history": [labels or reason]}."""
-    tree_views = {path: views(data) for path, data in snapshot.tree.items()}
+def scan(plan: RepoPlan, snapshot: Snapshot, budget: Budget | None = None) -> dict[str, dict[str, list[str]]]:
+    """For each secret still leaking: where, as {"tree": [paths], "history": [labels or reason]}.
+    Raises `Oversized` when a file is larger than the scan reads or decoding passes its budget."""
+    budget = Budget() if budget is None else budget
+    tree_views: dict[str, list[str]] = {}
+    for path, data in [*snapshot.tree.items(), *snapshot.names]:
+        if len(data) > MAX_VIEW_BYTES:
+            raise Oversized(f"{path} is larger than the scan reads")
+        tree_views[path] = views(data, budget=budget)
     history_secrets = [s for s in plan.secrets if s.history]
-    blob_views = [(label, views(data)) for label, data in snapshot.blobs] if history_secrets and snapshot.history == HISTORY_OK else []
+    blob_views = []
+    if history_secrets and snapshot.history == HISTORY_OK:
+        for label, data in snapshot.blobs:
+            if len(data) > MAX_VIEW_BYTES:
+                raise Oversized(f"{label} is larger than the scan reads")
+            blob_views.append((label, views(data, budget=budget)))
     left: dict[str, dict[str, list[str]]] = {}
     for secret in plan.secrets:
         folded, exact = needles(plan, secret).pattern()

@@ -153,10 +153,12 @@ def skip(rel, why, extra=None):
         report["skipped"].append([rel, why] + ([extra] if extra is not None else []))
 def walk(top, rel, in_git, depth):
     if depth > 64:
+        report["oversized"] = True
         return skip(rel, "too_deep")
     try:
         names = sorted(os.listdir(top))
     except OSError:
+        report["oversized"] = True
         return skip(rel or ".", "unreadable")
     for name in names:
         state["entries"] += 1
@@ -168,7 +170,7 @@ def walk(top, rel, in_git, depth):
         try:
             st = os.lstat(full)
         except OSError:
-            skip(r, "unreadable"); continue
+            report["oversized"] = True; skip(r, "unreadable"); continue
         if stat.S_ISDIR(st.st_mode):
             if not in_git and name in DERIVED_DIRS:
                 shutil.rmtree(full, ignore_errors=True); report["removed"] += 1; continue
@@ -185,7 +187,7 @@ def walk(top, rel, in_git, depth):
             try:
                 fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
             except OSError:
-                skip(r, "unreadable"); continue
+                report["oversized"] = True; skip(r, "unreadable"); continue
             with os.fdopen(fd, "rb") as f:
                 if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
                     skip(r, "special"); continue

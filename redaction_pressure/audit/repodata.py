@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from dulwich.ignore import IgnoreFilter, IgnoreFilterManager, read_ignore_patterns
 from dulwich.index import read_index_dict
 
+from redaction_pressure.audit.inflate import Budget, Oversized, loose_object, pack_objects
 from redaction_pressure.audit.leakscan import HISTORY_CORRUPT, HISTORY_MISSING, HISTORY_OK
 
 MAX_OBJECTS = 200_000
@@ -86,23 +87,29 @@ class History:
     """Reachable commits: sha -> {"message", "author_time", "tree": {path: blob sha}}."""
     blobs: dict[str, bytes] = field(default_factory=dict)
     reason: str = ""
+    names: list[tuple[str, bytes]] = field(default_factory=list)
+    """(label, raw content) of every commit, tag and tree object: messages, authors, names."""
 
 
-def _loose(git: dict[str, bytes]) -> tuple[dict[str, tuple[bytes, bytes]], list[str]]:
+LOOSE = re.compile(r"objects/([0-9a-f]{2})/([0-9a-f]{38})")
+PACKED = re.compile(r"objects/pack/[^/]+\.pack")
+STORE = re.compile(r"objects/(?:[0-9a-f]{2}/[0-9a-f]{38}|pack/[^/]+\.(?:pack|idx|rev|bitmap|keep|mtimes))")
+"""Files of the object store git itself reads; anything else under .git is scanned as a file."""
+
+
+def _loose(git: dict[str, bytes], budget: Budget) -> tuple[dict[str, tuple[bytes, bytes]], list[str]]:
     import hashlib
 
     objects: dict[str, tuple[bytes, bytes]] = {}
     bad: list[str] = []
     for path, data in git.items():
-        m = re.fullmatch(r"objects/([0-9a-f]{2})/([0-9a-f]{38})", path)
+        m = LOOSE.fullmatch(path)
         if not m:
             continue
         sha = m.group(1) + m.group(2)
         try:
-            raw = zlib.decompress(data)
-            header, _, content = raw.partition(b"\x00")
-            kind, size = header.split(b" ")
-            if int(size) != len(content) or hashlib.sha1(raw).hexdigest() != sha:
+            kind, content = loose_object(data, budget)
+            if hashlib.sha1(kind + b" " + str(len(content)).encode() + b"\x00" + content).hexdigest() != sha:
                 raise ValueError("hash mismatch")
         except (zlib.error, ValueError):
             bad.append(sha)
@@ -111,28 +118,37 @@ def _loose(git: dict[str, bytes]) -> tuple[dict[str, tuple[bytes, bytes]], list[
     return objects, bad
 
 
-def _packed(git: dict[str, bytes]) -> tuple[dict[str, tuple[bytes, bytes]], list[str]]:
-    from dulwich.object_format import SHA1
-    from dulwich.pack import PackData, PackInflater
-
+def _packed(git: dict[str, bytes], budget: Budget) -> tuple[dict[str, tuple[bytes, bytes]], list[str]]:
     objects: dict[str, tuple[bytes, bytes]] = {}
     bad: list[str] = []
     for path, data in git.items():
-        if not re.fullmatch(r"objects/pack/[^/]+\.pack", path):
+        if not PACKED.fullmatch(path):
             continue
         try:
-            pack = PackData.from_file(io.BytesIO(data), SHA1, size=len(data))
-            try:
-                pack.check()
-                for obj in PackInflater.for_pack_data(pack):
-                    objects[obj.id.decode()] = (obj.type_name, obj.as_raw_string())
-                    if len(objects) > MAX_OBJECTS:
-                        raise ValueError("too many objects")
-            finally:
-                pack.close()
+            objects.update(pack_objects(data, budget))
+            if len(objects) > MAX_OBJECTS:
+                raise Oversized("too many objects")
+        except Oversized:
+            raise
         except Exception as exc:  # noqa: BLE001 - any failure of a pack is a corrupt repository
             bad.append(f"{path}: {type(exc).__name__}")
     return objects, bad
+
+
+def _alternates(git: dict[str, bytes]) -> list[str]:
+    """Object directories the store borrows from outside the repository (git would read them)."""
+    import posixpath
+
+    outside = []
+    for name in ("objects/info/alternates", "objects/info/http-alternates"):
+        for line in git.get(name, b"").decode("utf-8", "replace").splitlines():
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            resolved = posixpath.normpath(posixpath.join(".git/objects", line))
+            if line.startswith("/") or "://" in line or resolved.startswith(".."):
+                outside.append(line[:200])
+    return outside
 
 
 def _parse_tree(content: bytes) -> list[tuple[str, str, str]]:
@@ -174,15 +190,23 @@ def _ref_targets(git: dict[str, bytes]) -> set[str]:
     return starts
 
 
-def read_history(git: dict[str, bytes]) -> History:
-    """The object store and the commits reachable from every ref-like starting point."""
+def read_history(git: dict[str, bytes], budget: Budget | None = None) -> History:
+    """The object store and the commits reachable from every ref-like starting point. Raises
+    `Oversized` when the objects would inflate past `budget`."""
+    budget = Budget() if budget is None else budget
     if "HEAD" not in git or not any(p.startswith("objects/") for p in git):
         return History(HISTORY_MISSING, reason=".git is missing or holds no object store")
-    loose, bad_loose = _loose(git)
-    packed, bad_packs = _packed(git)
+    loose, bad_loose = _loose(git, budget)
+    packed, bad_packs = _packed(git, budget)
     objects = {**packed, **loose}
     labels = [(f"object {sha[:12]} ({kind.decode()})", content) for sha, (kind, content) in objects.items()]
     history = History(HISTORY_OK, objects=labels)
+    history.names = [(label, content) for (label, content), (kind, _) in zip(labels, objects.values(), strict=True) if kind != b"blob"]
+    outside = _alternates(git)
+    if outside:
+        history.state = HISTORY_CORRUPT
+        history.reason = f"the object store borrows objects from outside the repository: {outside[0]}"
+        return history
     if bad_loose or bad_packs:
         history.state = HISTORY_CORRUPT
         history.reason = f"damaged objects: {', '.join((bad_loose + bad_packs)[:5])}"
