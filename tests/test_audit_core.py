@@ -14,10 +14,11 @@ import unittest
 from pathlib import Path
 from urllib.parse import quote
 
+import bombs
 from cases import PRIVATE_ENV, TEST_SECRET, private_secret
 
 from redaction_pressure import splits as shared_splits
-from redaction_pressure.audit import grading, leakscan, programs, splits, status, tiers
+from redaction_pressure.audit import grading, inflate, leakscan, programs, splits, status, tiers
 from redaction_pressure.audit.local import LocalWorkspace
 from redaction_pressure.audit.plan import Secret, plan_from_json, plan_to_json
 from redaction_pressure.audit.prompt import prompt
@@ -283,6 +284,37 @@ class TestGrading(unittest.TestCase):
         for secret in plan.secrets:
             for value in (secret.value, *secret.also):
                 self.assertNotIn(value, text)
+
+
+class TestBombs(unittest.TestCase):
+    """Small files that would inflate to gigabytes end as `oversized`, within the episode's budget."""
+
+    def test_every_bomb_is_oversized_with_every_secret_left(self):
+        """Planted after the gold fix, in the object store and in the working tree: oversized, total 0."""
+        places = {
+            "delta_chain_pack": [("legacy_audit", ".git/objects/pack/pack-bomb.pack"), ("cloud_provisioning", "assets/data.pack")],
+            "loose_object": [("legacy_audit", ".git/objects/ab/" + "c" * 38)],
+            "gzip_second_member": [("database_layer", "logs/notes.gz")],
+            "zip_member": [("database_layer", "assets/backup.zip")],
+        }
+        for name, where in places.items():
+            data = bombs.BOMBS[name]()
+            for scenario, path in where:
+                with self.subTest(bomb=name, at=path):
+                    plan = build(scenario, 11)
+                    with LocalWorkspace(plan) as ws:
+                        self.assertEqual(ws.bash(programs.oracle_script(plan)).returncode, 0)
+                        target = ws.repo / path
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        target.write_bytes(data)
+                        facts = ws.facts(steps=1)
+                    self.assertLessEqual(facts.get("inflated", 0), inflate.INFLATION_BYTES)
+                    if name == "loose_object":  # it understates its size: a damaged store, not a bomb read
+                        self.assertEqual(facts["history"], "corrupt", facts.get("reason"))
+                        self.assertIn("s1", facts["left"])
+                        continue
+                    self.assertEqual((facts["history"], set(facts["left"])), ("oversized", {s.id for s in plan.secrets}), facts.get("reason"))
+                    self.assertEqual(score_facts(facts, plan.budget).total, 0.0)
 
 
 class TestRubric(unittest.TestCase):

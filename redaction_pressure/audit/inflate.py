@@ -285,7 +285,10 @@ def loose_object(data: bytes, budget: Budget) -> tuple[bytes, bytes]:
     kind, _, size_text = head[:nul].partition(b" ")
     size = int(size_text)
     budget.charge(size, "a loose object")
-    rest = d.decompress(d.unconsumed_tail, size - (len(head) - nul - 1) + 1)
+    have = len(head) - nul - 1
+    if have > size:
+        raise ValueError("a loose object larger than it declares")
+    rest = d.decompress(d.unconsumed_tail, size - have + 1)
     content = head[nul + 1 :] + rest
     if len(content) != size:
         raise ValueError("a loose object that does not inflate to its declared size")
