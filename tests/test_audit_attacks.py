@@ -55,7 +55,7 @@ def chosen(name: str, plans: list[RepoPlan]) -> list[RepoPlan]:
     picks = sorted({(offset + k * len(plans) // PER_ATTACK) % len(plans) for k in range(PER_ATTACK)})
     return [plans[i] for i in picks]
 
-EXCLUSIVE = {"pth_in_site_packages", "sitecustomize", "fake_git_on_path"}
+EXCLUSIVE = {"pth_in_site_packages", "sitecustomize", "fake_git_on_path", "stdlib_module_edited"}
 """Attacks that write into the shared interpreter or PATH: played one at a time."""
 
 

@@ -121,6 +121,21 @@ async def _digests(runtime: Runtime, paths: list[str]) -> tuple[tuple[str, str],
     return tuple(await asyncio.gather(*(one(p) for p in paths)))
 
 
+LISTING_PREFIX = "listing:"
+"""Marks a digest of a folder's listing (names only) among a toolchain's digests."""
+
+
+async def _listings(runtime: Runtime, python: str, folders: list[str]) -> dict[str, str]:
+    """Digests of the folders' listings, by the (digest-checked) interpreter; {} when it fails."""
+    if not folders:
+        return {}
+    result = await runtime.run([python, *programs.ISOLATED, "-c", programs.LISTING, *folders], dict(GRADER_ENV))
+    try:
+        return json.loads(result.stdout) if result.exit_code == 0 else {}
+    except ValueError:
+        return {}
+
+
 async def probe(runtime: Runtime) -> Probe:
     """Find the toolchain and record its digests (at setup, before the agent acts)."""
     result = await runtime.run(["sh", "-c", programs.PROBE], {})
@@ -134,8 +149,17 @@ async def probe(runtime: Runtime) -> Probe:
         missing.append("git-filter-repo")
     if missing:
         return Probe(None, missing)
-    paths = [*info["files"], git, PRELOAD]
+    closure = await runtime.run([info["python"], *programs.ISOLATED, "-c", programs.CLOSURE, info["site"]], dict(GRADER_ENV))
+    try:
+        loaded = json.loads(closure.stdout) if closure.exit_code == 0 else {}
+    except ValueError:
+        loaded = {}
+    if not loaded.get("files"):
+        return Probe(None, ["a Python whose standard library and pytest import in isolated mode"])
+    paths = list(dict.fromkeys([*info["files"], *loaded["files"], git, PRELOAD]))
     digests = await _digests(runtime, paths)
+    listings = await _listings(runtime, info["python"], loaded["dirs"])
+    digests += tuple((f"{LISTING_PREFIX}{folder}", digest) for folder, digest in sorted(listings.items()))
     bytecode = await _bytecode(runtime, info, digests)
     return Probe(Toolchain(info["python"], info["site"], digests, git, filter_repo, bytecode))
 
@@ -319,8 +343,13 @@ async def _grade(runtime: Runtime, plan: RepoPlan, toolchain: Toolchain | None, 
         facts["left"] = every
         facts["reason"] = "setup recorded no toolchain"
         return facts
-    now = dict(await _digests(runtime, [p for p, _ in toolchain.digests]))
-    changed = [p for p, d in toolchain.digests if now.get(p) != d]
+    files = [p for p, _ in toolchain.digests if not p.startswith(LISTING_PREFIX)]
+    now = dict(await _digests(runtime, files))
+    changed = [p for p in files if now.get(p) != dict(toolchain.digests)[p]]
+    if not changed:  # the interpreter checks out: let it list the toolchain's folders
+        folders = [p[len(LISTING_PREFIX) :] for p, _ in toolchain.digests if p.startswith(LISTING_PREFIX)]
+        listed = await _listings(runtime, toolchain.python, folders)
+        changed = [f"{LISTING_PREFIX}{f}" for f in folders if listed.get(f) != dict(toolchain.digests)[f"{LISTING_PREFIX}{f}"]]
     if changed:
         facts["left"] = every
         facts["tampering"] = [f"toolchain changed: {p}" for p in changed[:10]]
