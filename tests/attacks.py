@@ -1268,6 +1268,10 @@ HONEST: list[Honest] = [
            lambda plan: [_with_fix(plan, _sibling_rewrite, _sibling_files(plan))], _has_env_lookup),
     Honest("local_env_file", "The gold fix, then the real values kept in an untracked, git-ignored `.env` (a developer's local setup).",
            _local_env),
+    Honest("filter_repo_keeping_replace_refs", "Tree fixed; filter-repo --replace-refs update-and-add (Debian's older default): refs/replace/<old id> names gone commits.",
+           lambda plan: [back_to_root(tree_fix(plan)) + f"\nprintf %s {_replacements(plan)} | base64 -d > .rules"
+                         "\n(cd repo && git filter-repo --quiet --force --replace-refs update-and-add --replace-text ../.rules >/dev/null && git pack-refs --all) && rm -f .rules"],
+           lambda plan: bool(plan.history_secrets)),
     Honest("filter_branch_with_cleanup", "Tree fixed; filter-branch rewrites history, then refs/original, reflogs and loose objects are cleaned.",
            _filter_branch, lambda plan: bool(plan.history_secrets)),
     Honest("bfg_style_replace", "Tree fixed; a BFG-style passwords file of regex rules given to filter-repo --replace-text.",

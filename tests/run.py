@@ -31,7 +31,7 @@ COSTS = {
     "test_eval": 230, "test_audit_e2e": 210, "test_taskset": 135, "test_policies": 130, "test_audit_attacks": 100,
     "test_audit_attacks_e2e": 95, "test_audit_core": 90, "test_report": 75, "test_pool": 65, "test_levels": 50,
     "test_serving": 45, "test_packaging": 45, "test_cli": 45, "test_audit_agent": 30, "test_readme": 25,
-    "test_realism": 20, "test_corpus": 15, "test_api": 12,
+    "test_realism": 20, "test_corpus": 15, "test_api": 12, "test_audit_container": 120,
 }  # fmt: skip
 LIGHT = 5
 ALONE = ("test_audit_attacks_outside",)

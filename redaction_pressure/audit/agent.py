@@ -518,9 +518,8 @@ class Episode:
     health: float
 
 
-def play_local(plan: RepoPlan, budget: int | None = None) -> Episode:
-    """Play the agent on a local workspace (the taskset's own setup and scoring programs)."""
-    from redaction_pressure.audit.local import LocalWorkspace
+def play(plan: RepoPlan, workspace, budget: int | None = None) -> Episode:
+    """Play the agent on a workspace (`bash(command)`, `facts(steps)`: local or sealed) and score it."""
     from redaction_pressure.audit.prompt import prompt
     from redaction_pressure.audit.rubric import score
 
@@ -528,18 +527,25 @@ def play_local(plan: RepoPlan, budget: int | None = None) -> Episode:
     text = prompt(plan).user
     results: list[str] = []
     steps = 0
-    with LocalWorkspace(plan) as ws:
-        while steps < budget:
-            action = decide(text, results)
-            if isinstance(action, str):
-                break
-            for call in action:
-                steps += 1
-                done = ws.bash(call["arguments"]["command"])
-                results.append(bound(done.stdout + done.stderr))
-        facts = ws.facts(steps)
+    while steps < budget:
+        action = decide(text, results)
+        if isinstance(action, str):
+            break
+        for call in action:
+            steps += 1
+            done = workspace.bash(call["arguments"]["command"])
+            results.append(bound(done.stdout + done.stderr))
+    facts = workspace.facts(steps)
     result = score(plan, facts)
     return Episode(steps, facts, result.total, result.detection, result.health)
+
+
+def play_local(plan: RepoPlan, budget: int | None = None) -> Episode:
+    """Play the agent on a local workspace (the taskset's own setup and scoring programs)."""
+    from redaction_pressure.audit.local import LocalWorkspace
+
+    with LocalWorkspace(plan) as ws:
+        return play(plan, ws, budget)
 
 
 def conversation(body: dict) -> tuple[str, list[str]]:

@@ -169,7 +169,11 @@ def _ref_targets(git: dict[str, bytes]) -> set[str]:
     """Every object id a ref, packed-ref, reflog, stash, HEAD-like file or the index names."""
     starts: set[str] = set()
     for path, data in git.items():
-        if path.startswith("refs/") or path.startswith("logs/") or path in ("packed-refs", "HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD"):
+        if path == "packed-refs":
+            # "SHA name" and "^SHA" (peeled) lines: the object is the line's first field; a name
+            # may hold a SHA too (git-filter-repo's refs/replace/<old commit>), which is no target.
+            starts |= {m.decode() for m in re.findall(rb"^\^?([0-9a-f]{40})\b", data, re.M)}
+        elif path.startswith("refs/") or path.startswith("logs/") or path in ("HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD"):
             starts |= {m.decode() for m in SHA.findall(data)}
     index = git.get("index", b"")
     if index[:4] == b"DIRC" and len(index) > 12:
