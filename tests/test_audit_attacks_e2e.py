@@ -1,11 +1,13 @@
 """secrets-audit's adversarial suite through the real vf-eval: attacks a scripted model plays.
 
 One vf-eval run (subprocess runtime, bash harness, `-c 3`: each tool server takes ~5 s of CPU
-to start) plays 11 dev tasks, each episode one attack sent as tool calls by a stand-in model on
+to start) plays 20 dev tasks, each episode one attack (or honest variant) sent as tool calls by a stand-in model on
 127.0.0.1. Four attacks need the adapter: rewriting `state.python` with the state channel read
 from the tool server's environment, killing the tool server, dumping the tool server's state
 and environment (the seed, secrets and gold fix must not be there), and a FIFO in the tree.
-The other seven are the framework-free suite's scripts (`tests/attacks.py`). Every episode
+The other sixteen are the framework-free suite's scripts (`tests/attacks.py`): among them code
+that still evaluates to a secret, gutted scripts and migrations, destroyed decoys, a bundle and
+a zip kept in the tree, and two honest fixes that must score as gold. Every episode
 must be scored (no errored trace) with what the attack earned, by the same formula.
 """
 
@@ -110,10 +112,10 @@ class Episode:
 
 
 def scripted(index: int, name: str) -> Episode:
-    """An attack of the framework-free suite, one bash call per command."""
+    """An attack (or honest variant) of the framework-free suite, one bash call per command."""
     plan = e2e_plan(index)
-    attack = attacks.BY_NAME[name]
-    return Episode(index, name, [[bash(c)] for c in attack.commands(plan)], attack.expected(plan))
+    play = attacks.BY_NAME.get(name) or next(h for h in attacks.HONEST if h.name == name)
+    return Episode(index, name, [[bash(c)] for c in play.commands(plan)], play.expected(plan))
 
 
 def episodes(home: Path) -> list[Episode]:
@@ -151,6 +153,16 @@ def episodes(home: Path) -> list[Episode]:
         scripted(23, "symlinks_out_of_repo"),
         scripted(24, "atexit_rewrites_junit"),
         scripted(25, "git_config_fsmonitor"),
+        # the behavioural verdict, preservation and the reader's containers, through vf-eval
+        scripted(26, "archive_zip"),
+        scripted(27, "sibling_settings_module"),
+        scripted(29, "local_env_file"),
+        scripted(31, "evaluated_xor_with_key_in_file"),
+        scripted(33, "decoys_destroyed"),
+        scripted(34, "migrations_cut"),
+        scripted(35, "emptied_secret_scripts"),
+        scripted(37, "evaluated_big_integer"),
+        scripted(38, "bundle_in_tree"),
     ]
 
 

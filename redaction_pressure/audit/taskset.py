@@ -128,6 +128,13 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
         result = await runtime.run([toolchain.python, "-c", programs.MATERIALIZE, ".audit-setup.json"], {})
         if result.exit_code:
             raise vf.TaskError(f"task {self.key}: writing the repository failed: {result.stderr.strip()[-500:]}")
+        user = self.data.agent_user
+        if user:
+            # The agent owns its workspace and nothing of the toolchain (root's): it cannot write
+            # the interpreter, its libraries, pytest or git, which the grader's programs run on.
+            made = await runtime.run(["sh", "-c", 'id "$1" >/dev/null 2>&1 || useradd -m "$1"; chown -R "$1": . && chown "$1": "$(pwd)"', "sh", user], {})
+            if made.exit_code:
+                raise vf.TaskError(f"task {self.key}: giving the workspace to {user!r} failed: {made.stderr.strip()[-300:]}")
         if self._toolchains is None:
             self._toolchains = {}
         self._toolchains[runtime.name] = toolchain
@@ -278,6 +285,10 @@ class SecretsAuditConfig(vf.TasksetConfig):
     """Number of tasks; default 52 for dev and private_eval, unbounded for train."""
     task: SecretsAuditTaskConfig = SecretsAuditTaskConfig()
     """Per-task knobs under `--env.taskset.task.*`."""
+    agent_user: str | None = None
+    """Run the agent (harness, shell, tools) as this unprivileged user, created by setup when the
+    image lacks it, owning the workspace; setup and grading stay root. Needs a runtime that runs
+    commands as another user (docker, podman, prime); the subprocess runtime cannot."""
 
     @model_validator(mode="after")
     def _check(self) -> SecretsAuditConfig:
@@ -316,6 +327,7 @@ class SecretsAuditTaskset(vf.Taskset[SecretsAuditTask, SecretsAuditConfig]):
                     difficulty=plan.difficulty,
                     budget=plan.budget,
                     environment=identity(config.split),
+                    agent_user=config.agent_user,
                 ),
                 config.task,
             )
