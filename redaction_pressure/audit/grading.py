@@ -447,19 +447,22 @@ async def _probe(runtime: Runtime, toolchain: Toolchain, scratch: str, plan: Rep
     """Run the probes on the gold-fixed repository, then on the agent's, with the same fresh canaries."""
     gold_modes, agent_modes = probes.modes(plan)
     gold = {p: t.encode() for p, t in plan.fixed_tree().items()}
+    name = f".audit-probe-{secrets.token_hex(8)}.json"
+    await runtime.write(name, json.dumps(probes.spec(plan, gold, tree, gold_modes, agent_modes)).encode())
+    try:
+        run = await _run(runtime, [*_python(toolchain, scratch), "-c", probes.program(), name], probes.PROGRAM_SECONDS)
+        out = json.loads(run.stdout or "{}")
+    except (asyncio.TimeoutError, ValueError):
+        out = {}
     outputs = []
-    for files, chosen in ((gold, gold_modes), (tree, agent_modes)):  # gold first: its run is over before the agent's code runs
-        name = f".audit-probe-{secrets.token_hex(8)}.json"
-        await runtime.write(name, json.dumps(probes.spec(plan, files, chosen)).encode())
-        try:
-            run = await _run(runtime, [*_python(toolchain, scratch), "-c", probes.program(), name], probes.PROGRAM_SECONDS)
-            out = json.loads(run.stdout or "{}")
-        except (asyncio.TimeoutError, ValueError):
-            out = {}
+    for who, files, chosen in (("gold", gold, gold_modes), ("agent", tree, agent_modes)):
+        runs = out.get(who) if isinstance(out.get(who), dict) else {}
         for mode in chosen:
-            ran = out.setdefault(mode["name"], {"status": "no_report"})
+            if mode["name"] not in runs and who == "agent" and mode["name"].startswith(probes.SECRET):
+                continue  # not asked for: the unset outputs matched gold's
+            ran = runs.setdefault(mode["name"], {"status": "no_report"})
             ran.setdefault("results", {}).update(probes.host_results(plan, files, mode))
-        outputs.append(out)
+        outputs.append(runs)
     observed = await asyncio.to_thread(probes.verdict, plan, *outputs)
     statuses = {f"{who}@{m}": r.get("status") for who, o in zip(("gold", "agent"), outputs, strict=True) for m, r in o.items()}
     bad = {k: v for k, v in statuses.items() if v != "ran"}

@@ -2,12 +2,14 @@
 
 Run by the grader in the runtime, as `python -I -S -B probe_run.py SPEC` (the file's text is
 sent like the other runtime programs; it imports nothing of this package). SPEC is a JSON file
-the host wrote: the tar of the copy to probe, the probes, and the modes (each a name and the
-environment variables it sets). For each mode a fresh child process (the same interpreter, in
-isolated mode) loads the copy's modules by path and runs every probe; its results reach this
-process on a pipe the probed code is not told about, with a nonce. This process prints one JSON
-object: {mode: {probe id: result}} and, per mode, the public module-level values of every
-Python module of the copy (for the leak check only).
+the host wrote: the tars of the gold-fixed copy and of the agent's, the probes, and the modes
+(each a name and the environment variables it sets). A child process (the same interpreter, in
+isolated mode) loads a copy's modules by path and runs every probe; its results reach this
+process on a pipe the probed code is not told about, with a nonce. Gold's modes run in one
+child, first; the agent's canary and unset modes each in a fresh child; an agent's secret mode
+runs only where its unset outputs differ from gold's. This process prints one JSON object:
+{"gold": {mode: run}, "agent": {mode: run}}, a run holding each probe's result and, per module
+of the copy, its public module-level values (for the leak check only).
 
 A result is {"ok": true, "value": ...} or {"ok": false, "error": "ExceptionType", "detail": "..."}.
 `sh` probes run the script with bash, stdin empty, every command of `STUBS` replaced by a stub
@@ -128,27 +130,35 @@ def _probe():
         shutil.rmtree(tmp, ignore_errors=True)
         return {"exit": run.returncode, "stdout": tmp_names(run.stdout.decode("utf-8", "replace")[:65536], tmp, names).rstrip(), "calls": calls}
 
-    results = {}
-    for probe in spec["probes"]:
-        try:
-            if probe["kind"] == "py":
-                module = load(probe["target"])
-                namespace = dict(vars(module))
-                for helper in (os, hmac, hashlib, json):
-                    namespace.setdefault(helper.__name__, helper)
-                results[probe["id"]] = {"ok": True, "value": plain(eval(probe["call"], namespace))}
-            elif probe["kind"] == "sh":
-                results[probe["id"]] = {"ok": True, "value": shell(probe["target"])}
-        except BaseException as exc:  # noqa: BLE001 - every probe ends in a result
-            results[probe["id"]] = {"ok": False, "error": type(exc).__name__, "detail": str(exc)[:2000]}
-    modules = {}
-    for relative in spec["modules"]:
-        try:
-            module = load(relative)
-            modules[relative] = {k: plain(v) for k, v in vars(module).items() if not k.startswith("__") and not callable(v) and not isinstance(v, type(os))}
-        except BaseException as exc:  # noqa: BLE001
-            modules[relative] = {"error": type(exc).__name__, "detail": str(exc)[:2000]}
-    pipe.write(json.dumps({"nonce": spec["nonce"], "results": results, "modules": modules}, default=repr) + "\n")
+    def run_mode(values):
+        os.environ.clear()
+        os.environ.update(base)
+        os.environ.update(values)
+        results = {}
+        for probe in spec["probes"]:
+            try:
+                if probe["kind"] == "py":
+                    module = load(probe["target"])
+                    namespace = dict(vars(module))
+                    for helper in (os, hmac, hashlib, json):
+                        namespace.setdefault(helper.__name__, helper)
+                    results[probe["id"]] = {"ok": True, "value": plain(eval(probe["call"], namespace))}
+                elif probe["kind"] == "sh":
+                    results[probe["id"]] = {"ok": True, "value": shell(probe["target"])}
+            except BaseException as exc:  # noqa: BLE001 - every probe ends in a result
+                results[probe["id"]] = {"ok": False, "error": type(exc).__name__, "detail": str(exc)[:2000]}
+        modules = {}
+        for relative in spec["modules"]:
+            try:
+                module = load(relative)
+                modules[relative] = {k: plain(v) for k, v in vars(module).items() if not k.startswith("__") and not callable(v) and not isinstance(v, type(os))}
+            except BaseException as exc:  # noqa: BLE001
+                modules[relative] = {"error": type(exc).__name__, "detail": str(exc)[:2000]}
+        return {"status": "ran", "results": results, "modules": modules}
+
+    base = dict(os.environ)
+    out = {mode["name"]: run_mode(mode["env"]) for mode in spec["modes"]}
+    pipe.write(json.dumps({"nonce": spec["nonce"], "modes": out}, default=repr) + "\n")
     pipe.flush()
 
 
@@ -163,9 +173,40 @@ def main() -> None:
         spec = json.load(f)
     os.remove(sys.argv[1])
     scratch = tempfile.mkdtemp(prefix="audit-probe-")
-    copy = os.path.join(scratch, "repo")
+    stubs = os.path.join(scratch, "stubs")
+    os.mkdir(stubs)
+    for name in STUBS:
+        path = os.path.join(stubs, name)
+        with open(path, "w") as out:
+            out.write(f"#!{sys.executable} -IS\n{STUB}")
+        os.chmod(path, 0o755)
+    gold_copy, agent_copy = _unpack(spec["gold"], scratch, "gold"), _unpack(spec["agent"], scratch, "agent")
+    # Gold's code is the grader's: all its modes in one process. It runs, and is gone, before
+    # any of the agent's code starts.
+    gold = _run(spec, spec["gold_modes"], gold_copy, scratch)
+    shutil.rmtree(gold_copy, ignore_errors=True)
+    # The agent's code gets a fresh process per mode, so nothing it caches carries over.
+    agent = {}
+    for mode in spec["agent_modes"]:
+        agent.update(_run(spec, [mode], agent_copy, scratch))
+    # With a variable unset, where the agent's outputs differ from gold's: what would the secret
+    # itself make them show? (The host decides whether that is a fallback to the secret.)
+    for var, mode in sorted(spec["secret_modes"].items()):
+        unset = "unset:" + var
+        if _results(agent, unset) != _results(gold, unset):
+            agent.update(_run(spec, [mode], agent_copy, scratch))
+    shutil.rmtree(scratch, ignore_errors=True)
+    sys.stdout.write(json.dumps({"gold": gold, "agent": agent}))
+
+
+def _results(runs: dict, mode: str) -> str:
+    return json.dumps((runs.get(mode) or {}).get("results"), sort_keys=True)
+
+
+def _unpack(encoded: str, scratch: str, name: str) -> str:
+    copy = os.path.join(scratch, name)
     os.mkdir(copy)
-    with tarfile.open(fileobj=io.BytesIO(base64.b64decode(spec["copy"]))) as tar:
+    with tarfile.open(fileobj=io.BytesIO(base64.b64decode(encoded))) as tar:
         for member in tar.getmembers():
             parts = member.name.split("/")
             if not member.isfile() or member.name.startswith("/") or ".." in parts or "" in parts:
@@ -175,31 +216,21 @@ def main() -> None:
             with open(target, "wb") as out:
                 out.write(tar.extractfile(member).read())
             os.chmod(target, member.mode & 0o755)
-    stubs = os.path.join(scratch, "stubs")
-    os.mkdir(stubs)
-    for name in STUBS:
-        path = os.path.join(stubs, name)
-        with open(path, "w") as out:
-            out.write(f"#!{sys.executable} -IS\n{STUB}")
-        os.chmod(path, 0o755)
-    out = {}
-    for mode in spec["modes"]:
-        out[mode["name"]] = _run_mode(spec, mode["env"], copy, scratch)
-    shutil.rmtree(scratch, ignore_errors=True)
-    sys.stdout.write(json.dumps(out))
+    return copy
 
 
-def _run_mode(spec: dict, values: dict, copy: str, scratch: str) -> dict:
+def _run(spec: dict, modes: list[dict], copy: str, scratch: str) -> dict:
+    """{mode name: {"status", "results", "modules"}} from one child process running `modes` in turn."""
     nonce = base64.b32encode(os.urandom(10)).decode()
     r, w = os.pipe()
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": scratch, "LANG": "C.UTF-8", "TMPDIR": scratch, **values}
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": scratch, "LANG": "C.UTF-8", "TMPDIR": scratch}
     child = subprocess.Popen(
         [sys.executable, "-I", "-S", "-B", "-c", CHILD, str(w), copy, scratch],
         cwd=copy, env=env, pass_fds=(w,), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     os.close(w)
-    request = {"probes": [p for p in spec["probes"] if p["kind"] in ("py", "sh")], "modules": spec["modules"], "nonce": nonce}
+    request = {"probes": [p for p in spec["probes"] if p["kind"] in ("py", "sh")], "modules": spec["modules"], "nonce": nonce, "modes": modes}
     try:
         child.stdin.write((json.dumps(request) + "\n").encode())
         child.stdin.close()
@@ -232,15 +263,16 @@ def _run_mode(spec: dict, values: dict, copy: str, scratch: str) -> dict:
     except subprocess.TimeoutExpired:
         pass
     os.close(r)
+    failed = {mode["name"]: {"status": status or "no_report"} for mode in modes}
     if status:
-        return {"status": status}
+        return failed
     try:
         report = json.loads(data.split(b"\n", 1)[0])
     except ValueError:
-        return {"status": "no_report"}
+        return failed
     if report.get("nonce") != nonce:
-        return {"status": "forged"}
-    return {"status": "ran", "results": report.get("results", {}), "modules": report.get("modules", {})}
+        return {mode["name"]: {"status": "forged"} for mode in modes}
+    return {name: run for name, run in (report.get("modes") or {}).items() if name in {m["name"] for m in modes}} or failed
 
 
 if __name__ == "__main__":

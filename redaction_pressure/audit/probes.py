@@ -96,8 +96,7 @@ def modes(plan: RepoPlan) -> tuple[list[dict], list[dict]]:
     return gold, agent
 
 
-def spec(plan: RepoPlan, tree: Mapping[str, bytes], chosen: list[dict]) -> dict:
-    """The JSON the runtime program reads: the copy, the probes, the modes, the modules to dump."""
+def _tar(tree: Mapping[str, bytes]) -> str:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         for path in sorted(tree):
@@ -105,11 +104,19 @@ def spec(plan: RepoPlan, tree: Mapping[str, bytes], chosen: list[dict]) -> dict:
             info.size = len(tree[path])
             info.mode = 0o755 if path.endswith(".sh") else 0o644
             tar.addfile(info, io.BytesIO(tree[path]))
-    modules = sorted(p for p in tree if p.endswith(".py") and not p.startswith("tests/") and p.rsplit("/", 1)[-1] != "conftest.py")
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def spec(plan: RepoPlan, gold: Mapping[str, bytes], agent: Mapping[str, bytes], gold_modes: list[dict], agent_modes: list[dict]) -> dict:
+    """The JSON the runtime program reads: both copies, the probes, the modes, the modules to dump."""
+    modules = sorted(p for p in agent if p.endswith(".py") and not p.startswith("tests/") and p.rsplit("/", 1)[-1] != "conftest.py")
     return {
-        "copy": base64.b64encode(buf.getvalue()).decode(),
+        "gold": _tar(gold),
+        "agent": _tar(agent),
         "probes": [{"id": p.id, "kind": p.kind, "target": p.target, "call": p.call} for p in plan.probes],
-        "modes": chosen,
+        "gold_modes": gold_modes,
+        "agent_modes": [m for m in agent_modes if not m["name"].startswith(SECRET)],
+        "secret_modes": {m["name"].split(":", 1)[1]: m for m in agent_modes if m["name"].startswith(SECRET)},
         "modules": modules[:64],
     }
 
