@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import os
@@ -19,7 +20,7 @@ from cases import PRIVATE_ENV, TEST_SECRET, private_secret
 
 from redaction_pressure import splits as shared_splits
 from redaction_pressure.audit import grading, inflate, leakscan, programs, splits, status, tiers
-from redaction_pressure.audit.local import LocalWorkspace
+from redaction_pressure.audit.local import LocalRuntime, LocalWorkspace
 from redaction_pressure.audit.plan import Secret, plan_from_json, plan_to_json
 from redaction_pressure.audit.prompt import prompt
 from redaction_pressure.audit.rubric import score_facts
@@ -284,6 +285,29 @@ class TestGrading(unittest.TestCase):
         for secret in plan.secrets:
             for value in (secret.value, *secret.also):
                 self.assertNotIn(value, text)
+
+
+class TestProbesOnEveryDevTask(unittest.TestCase):
+    def test_gold_passes_every_probe_and_the_untouched_repository_leaves_every_secret(self):
+        """On all 52 dev tasks: the gold fix passes every probe and leaks nothing; untouched, every
+        secret the working tree holds is left, by the probes or the bytes (a secret only an old
+        commit holds is history's, scanned with the objects)."""
+        runtime = LocalRuntime(Path(tempfile.mkdtemp(prefix="audit-probes-")))
+        self.addCleanup(shutil.rmtree, runtime.root, ignore_errors=True)
+        toolchain = asyncio.run(grading.probe(runtime)).toolchain
+        for index in range(splits.DEV_SIZE):
+            plan = splits.plan_for("dev", index)
+            gold = {p: t.encode() for p, t in plan.fixed_tree().items()}
+            untouched = {p: t.encode() for p, t in plan.tree().items()}
+            with self.subTest(task=index, scenario=plan.scenario):
+                fixed = asyncio.run(grading._probe(runtime, toolchain, "/tmp/.audit-probes", plan, gold))
+                self.assertEqual((fixed["passed"], fixed["leaks"], fixed.get("status")), (fixed["total"], {}, None))
+                self.assertGreater(fixed["total"], 0)
+                leaky = asyncio.run(grading._probe(runtime, toolchain, "/tmp/.audit-probes", plan, untouched))
+                static = leakscan.scan(plan, leakscan.Snapshot(untouched))
+                text = "\n".join(plan.tree().values())
+                in_tree = {s.id for s in plan.secrets if any(v in text for v in (s.value, *s.also))}
+                self.assertEqual(set(leaky["leaks"]) | set(static), in_tree)
 
 
 class TestBombs(unittest.TestCase):
