@@ -13,6 +13,9 @@ run against the issue's targets. Nothing here talks to the network.
   toolchain, archive `repo/` and `.git` in the runtime, read the object store on the host,
   scan, run the pristine tests on a copy built from the scanned bytes, score. Timed twice per
   task: on the untouched repository and after the oracle remediation (history rewritten);
+- decompression bombs planted after the gold fix, each graded in a fresh process: the verdict,
+  the bytes inflated against the episode's budget and the process's peak memory (building
+  the bomb's bytes happens before, in the same process, so the peak includes them);
 - per-scenario means on the dev tasks of three policies: the oracle (its remediation in one
   step), the scripted baseline (`redaction_pressure.audit.agent`, which sees only
   the prompt and its tool results) and inaction (no tool call).
@@ -127,6 +130,53 @@ def run_vf_eval(count: int, concurrency: int) -> tuple[dict[int, float], float]:
     return rewards, wall
 
 
+BOMB = r"""
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[2])
+import bombs
+from redaction_pressure.audit import inflate, programs
+from redaction_pressure.audit.local import LocalWorkspace
+from redaction_pressure.audit.scenarios import build
+name, scenario, path = sys.argv[1], sys.argv[3], sys.argv[4]
+data = bombs.BOMBS[name]()
+plan = build(scenario, 11)
+with LocalWorkspace(plan) as ws:
+    ws.bash(programs.oracle_script(plan))
+    target = ws.repo / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    del data
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    facts = ws.facts(1)
+print(json.dumps({"bytes": target.stat().st_size if target.exists() else 0, "seconds": time.perf_counter() - start,
+                  "history": facts.get("history"), "inflated": facts.get("inflated", 0),
+                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "before_mib": before / 1024}))
+"""
+BOMBS = (
+    ("delta_chain_pack", "legacy_audit", ".git/objects/pack/pack-bomb.pack", "1.2 KB pack: a 64 KiB blob and two deltas (512 MiB, then 4 TiB)"),
+    ("loose_object", "cloud_provisioning", "assets/object.bin", "a loose blob declaring 10 bytes, inflating to 512 MiB (in the tree)"),
+    ("gzip_second_member", "database_layer", "logs/notes.gz", "a gzip whose second member inflates to 512 MiB"),
+    ("zip_member", "database_layer", "assets/backup.zip", "a zip whose member inflates to 512 MiB"),
+)
+
+
+def bombs() -> None:
+    """Each bomb graded in a fresh process: its verdict, what was inflated, the peak memory."""
+    from redaction_pressure.audit.inflate import INFLATION_BYTES, PART_BYTES
+
+    print(f"decompression bombs (inflation budget per episode: {INFLATION_BYTES >> 20} MiB, {PART_BYTES >> 20} MiB a part), each graded in a fresh process:")
+    print(f"{'bomb':<70} {'verdict':>10} {'inflated':>10} {'peak grew':>9} {'grade':>7}")
+    for name, scenario, path, label in BOMBS:
+        run = subprocess.run([sys.executable, "-c", BOMB, name, str(ROOT / "tests"), scenario, path], capture_output=True, text=True)
+        try:
+            out = json.loads(run.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            print(f"{label:<70} failed: {run.stderr[-300:]}")
+            continue
+        print(f"{label:<70} {str(out['history']):>10} {out['inflated'] / 2**20:>8.1f}Mi {out['peak_mib'] - out['before_mib']:>+8.0f}Mi {out['seconds']:>6.2f}s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tasks", type=int, default=splits.DEV_SIZE, help="dev tasks to run (default: all 52)")
@@ -164,6 +214,8 @@ def main() -> None:
     print(f"{'all':<20} {'':<10} {every['oracle']:>7.3f} {every['baseline']:>9.3f} {every['inaction']:>9.3f}")
     below = sorted(i for i, v in baseline.items() if v < 1.0)
     print(f"baseline below 1.0 on dev tasks: {below or 'none'}")
+    print()
+    bombs()
     if args.vf_eval:
         rewards, wall = run_vf_eval(args.tasks, args.concurrency)
         differ = sorted(i for i in baseline if abs(rewards.get(i, -1.0) - baseline[i]) > 1e-9)

@@ -24,10 +24,13 @@ import tarfile
 import zipfile
 import zlib
 
-INFLATION_BYTES = 256 * 1024 * 1024
+INFLATION_BYTES = 64 * 1024 * 1024
 """Bytes one episode's reading may inflate in all (archives, compressed files, git objects and
 deltas): far above any repository of the task family (a few kilobytes to a megabyte), far below
 what would hurt the host's other episodes."""
+PART_BYTES = 8 * 1024 * 1024
+"""Bytes one decoded part (a member, a stream's content, a git object) may have: a larger one is
+oversized too, so no single inflation holds more than this in memory."""
 MAX_MEMBERS = 10_000
 """Entries of one archive or pack read at most; more is oversized."""
 MAX_NESTING = 4
@@ -50,7 +53,14 @@ class Budget:
     def charge(self, size: int, what: str) -> None:
         if size < 0 or size > self.left:
             raise Oversized(f"{what} would inflate past the episode's {self.limit >> 20} MiB budget")
+        if size > PART_BYTES:
+            raise Oversized(f"{what} is larger than the {PART_BYTES >> 20} MiB a part may be")
         self.left -= size
+
+    @property
+    def room(self) -> int:
+        """What the next single inflation may produce."""
+        return min(self.left, PART_BYTES)
 
     @property
     def used(self) -> int:
@@ -63,7 +73,7 @@ def _stream(decompressor_factory, data: bytes, budget: Budget, what: str, cap: i
     rest = data
     while rest:
         d = decompressor_factory()
-        room = min(budget.left, cap - len(out) if cap is not None else budget.left)
+        room = min(budget.room - len(out), cap - len(out) if cap is not None else budget.room)
         chunk = d.decompress(rest, room + 1)
         if len(chunk) > room:
             raise Oversized(f"{what} inflates past its limit")
@@ -82,8 +92,8 @@ def gunzip(data: bytes, budget: Budget, what: str = "a gzip stream") -> bytes:
 def inflate_raw(data: bytes, budget: Budget) -> bytes:
     """Raw deflate (no header): raises zlib.error when `data` is not."""
     d = zlib.decompressobj(-15)
-    out = d.decompress(data, budget.left + 1)
-    if len(out) > budget.left:
+    out = d.decompress(data, budget.room + 1)
+    if len(out) > budget.room:
         raise Oversized("a deflate stream inflates past the budget")
     if not out:
         raise zlib.error("nothing inflated")
@@ -93,7 +103,7 @@ def inflate_raw(data: bytes, budget: Budget) -> bytes:
 
 def unzlib(data: bytes, budget: Budget, what: str = "a zlib stream", cap: int | None = None) -> bytes:
     d = zlib.decompressobj()
-    room = min(budget.left, cap if cap is not None else budget.left)
+    room = min(budget.room, cap if cap is not None else budget.room)
     out = d.decompress(data, room + 1)
     if len(out) > room:
         raise Oversized(f"{what} inflates past its limit")
