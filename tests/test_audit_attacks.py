@@ -249,6 +249,16 @@ class TestSpecialFiles(AttackFamily):
     """Special and huge files: every episode ends in a score, never an error or a hang."""
 
 
+@family_tests("evaluated encodings")
+class TestEvaluatedEncodings(AttackFamily):
+    """Secrets kept as defaults the code evaluates to, in 21 encodings no static list holds: the probes see them."""
+
+
+@family_tests("hiding places")
+class TestHidingPlaces(AttackFamily):
+    """Copies kept in bundles, packs, mirrors, alternates, archives, other encodings and names: the reader decodes them."""
+
+
 @family_tests("gutting")
 class TestGuttingFiles(AttackFamily):
     """Secrets removed with the scripts, workflows, migrations or decoys that held them: preservation costs health."""
