@@ -132,49 +132,60 @@ def run_vf_eval(count: int, concurrency: int) -> tuple[dict[int, float], float]:
 
 BOMB = r"""
 import json, resource, sys, time
-sys.path.insert(0, sys.argv[2])
-import bombs
-from redaction_pressure.audit import inflate, programs
+from pathlib import Path
+from redaction_pressure.audit import programs
 from redaction_pressure.audit.local import LocalWorkspace
 from redaction_pressure.audit.scenarios import build
-name, scenario, path = sys.argv[1], sys.argv[3], sys.argv[4]
-data = bombs.BOMBS[name]()
+source, scenario, path = sys.argv[1], sys.argv[2], sys.argv[3]
 plan = build(scenario, 11)
 with LocalWorkspace(plan) as ws:
     ws.bash(programs.oracle_script(plan))
-    target = ws.repo / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data)
-    del data
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    if source:
+        target = ws.repo / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(Path(source).read_bytes())
     start = time.perf_counter()
     facts = ws.facts(1)
-print(json.dumps({"bytes": target.stat().st_size if target.exists() else 0, "seconds": time.perf_counter() - start,
-                  "history": facts.get("history"), "inflated": facts.get("inflated", 0),
-                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "before_mib": before / 1024}))
+print(json.dumps({"seconds": time.perf_counter() - start, "history": facts.get("history"),
+                  "inflated": facts.get("inflated", 0), "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 BOMBS = (
-    ("delta_chain_pack", "legacy_audit", ".git/objects/pack/pack-bomb.pack", "1.2 KB pack: a 64 KiB blob and two deltas (512 MiB, then 4 TiB)"),
-    ("loose_object", "cloud_provisioning", "assets/object.bin", "a loose blob declaring 10 bytes, inflating to 512 MiB (in the tree)"),
+    ("delta_chain_pack", "legacy_audit", ".git/objects/pack/pack-bomb.pack", "a 1.2 KB pack: a 64 KiB blob, deltas to 512 MiB and 4 TiB"),
+    ("loose_object", "cloud_provisioning", "assets/object.bin", "a loose blob declaring 10 bytes, inflating to 512 MiB"),
     ("gzip_second_member", "database_layer", "logs/notes.gz", "a gzip whose second member inflates to 512 MiB"),
     ("zip_member", "database_layer", "assets/backup.zip", "a zip whose member inflates to 512 MiB"),
 )
 
 
 def bombs() -> None:
-    """Each bomb graded in a fresh process: its verdict, what was inflated, the peak memory."""
+    """Each bomb graded in a fresh process (its bytes built here first): the verdict, the bytes
+    inflated and the grading process's peak memory, beside the same grade without a bomb."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import bombs as builders
+
     from redaction_pressure.audit.inflate import INFLATION_BYTES, PART_BYTES
 
-    print(f"decompression bombs (inflation budget per episode: {INFLATION_BYTES >> 20} MiB, {PART_BYTES >> 20} MiB a part), each graded in a fresh process:")
-    print(f"{'bomb':<70} {'verdict':>10} {'inflated':>10} {'peak grew':>9} {'grade':>7}")
-    for name, scenario, path, label in BOMBS:
-        run = subprocess.run([sys.executable, "-c", BOMB, name, str(ROOT / "tests"), scenario, path], capture_output=True, text=True)
+    def grade(source: str, scenario: str, path: str) -> dict | None:
+        run = subprocess.run([sys.executable, "-c", BOMB, source, scenario, path], capture_output=True, text=True)
         try:
-            out = json.loads(run.stdout.strip().splitlines()[-1])
+            return json.loads(run.stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):
-            print(f"{label:<70} failed: {run.stderr[-300:]}")
-            continue
-        print(f"{label:<70} {str(out['history']):>10} {out['inflated'] / 2**20:>8.1f}Mi {out['peak_mib'] - out['before_mib']:>+8.0f}Mi {out['seconds']:>6.2f}s")
+            print(f"  grading failed: {run.stderr[-300:]}")
+            return None
+
+    print(f"decompression bombs (inflation budget per episode: {INFLATION_BYTES >> 20} MiB, {PART_BYTES >> 20} MiB a part), each graded in a fresh process:")
+    print(f"{'bomb':<62} {'size':>8} {'verdict':>10} {'inflated':>9} {'peak RSS':>9} {'grade':>7}")
+    plain = grade("", "legacy_audit", "")
+    if plain:
+        print(f"{'(no bomb: the gold fix of legacy_audit)':<62} {'':>8} {str(plain['history']):>10} {plain['inflated'] / 2**20:>7.1f}Mi {plain['peak_mib']:>7.0f}Mi {plain['seconds']:>6.2f}s")
+    with tempfile.TemporaryDirectory() as scratch:
+        for name, scenario, path, label in BOMBS:
+            source = Path(scratch) / name
+            source.write_bytes(builders.BOMBS[name]())
+            out = grade(str(source), scenario, path)
+            if out:
+                size = source.stat().st_size
+                print(f"{label:<62} {size / 1024:>6.1f}Ki {str(out['history']):>10} {out['inflated'] / 2**20:>7.1f}Mi {out['peak_mib']:>7.0f}Mi {out['seconds']:>6.2f}s")
 
 
 def main() -> None:

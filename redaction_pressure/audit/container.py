@@ -90,8 +90,8 @@ class Result:
 class PodmanRuntime:
     """`run`, `read` and `write` in a running container, as root (the grader's side)."""
 
-    def __init__(self, container: str, workdir: str = WORKDIR) -> None:
-        self.container, self.workdir = container, workdir
+    def __init__(self, container: str, workdir: str = WORKDIR, image: str = IMAGE) -> None:
+        self.container, self.workdir, self.image = container, workdir, image
 
     def _exec(self, argv: list[str], env: dict[str, str], user: str = "root", data: bytes | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
         flags = [f"--env={k}={v}" for k, v in {"PATH": PATH, **env}.items()]
@@ -142,7 +142,7 @@ class PodmanWorkspace:
         if started.returncode:
             raise RuntimeError(f"podman run failed: {started.stderr.decode(errors='replace')[-300:]}")
         try:
-            self.runtime = PodmanRuntime(self.container)
+            self.runtime = PodmanRuntime(self.container, image=image)
             asyncio.run(self.runtime.run(["sh", "-c", f"id {agent} >/dev/null 2>&1 || useradd -m {agent}"], {}))
             probe = asyncio.run(grading.probe(self.runtime))
             if probe.toolchain is None:

@@ -126,6 +126,17 @@ async def _digests(runtime: Runtime, paths: list[str]) -> tuple[tuple[str, str],
     return tuple(await asyncio.gather(*(one(p) for p in paths)))
 
 
+_CLOSURES: dict[str, dict] = {}
+"""Which files and folders a toolchain's grading programs load (CLOSURE's answer), kept in this
+process per runtime kind, interpreter and site folder: the list, never the digests, which every
+episode reads anew."""
+
+
+def runtime_kind(runtime: Runtime) -> str:
+    """What kind of box: one list of toolchain files serves every runtime of a kind and interpreter."""
+    return f"{type(runtime).__module__}.{type(runtime).__qualname__}:{getattr(runtime, 'image', '')}"
+
+
 LISTING_PREFIX = "listing:"
 """Marks a digest of a folder's listing (names only) among a toolchain's digests."""
 
@@ -154,11 +165,18 @@ async def probe(runtime: Runtime) -> Probe:
         missing.append("git-filter-repo")
     if missing:
         return Probe(None, missing)
-    closure = await runtime.run([info["python"], *programs.ISOLATED, "-c", programs.CLOSURE, info["site"]], dict(GRADER_ENV))
-    try:
-        loaded = json.loads(closure.stdout) if closure.exit_code == 0 else {}
-    except ValueError:
-        loaded = {}
+    key = json.dumps([runtime_kind(runtime), info["python"], info["site"]])
+    loaded = _CLOSURES.get(key)
+    if loaded is None:
+        closure = await runtime.run([info["python"], *programs.ISOLATED, "-c", programs.CLOSURE, info["site"]], dict(GRADER_ENV))
+        try:
+            loaded = json.loads(closure.stdout) if closure.exit_code == 0 else {}
+        except ValueError:
+            loaded = {}
+        if loaded.get("files"):
+            if len(_CLOSURES) >= KEPT_TOOLCHAINS:
+                _CLOSURES.clear()
+            _CLOSURES[key] = loaded
     if not loaded.get("files"):
         return Probe(None, ["a Python whose standard library and pytest import in isolated mode"])
     paths = list(dict.fromkeys([*info["files"], *loaded["files"], git, PRELOAD]))
