@@ -337,6 +337,8 @@ class TestHonestVariants(unittest.TestCase):
                 outcome = self.results[(variant.name, plan.scenario)]
                 self.assertEqual(outcome.status, "scored", outcome.status)
                 self.assertAlmostEqual(outcome.total, variant.expected(plan), places=9, msg=_why(outcome))
+                if variant.flagged:
+                    self.assertTrue(any(variant.flagged in d for d in outcome.facts.get("diagnostics", [])), outcome.facts.get("diagnostics"))
 
 
 for _variant in HONEST:
