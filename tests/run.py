@@ -1,13 +1,16 @@
 """Run the whole suite once, its modules spread over parallel unittest processes.
 
-    uv run python tests/run.py            # two processes (one per core here)
+    uv run python tests/run.py            # one process more than the machine has cores
     uv run python tests/run.py -j 1       # one process, as `python -m unittest discover -s tests -v`
     uv run python tests/run.py test_api test_rules   # only these modules
 
 Each module runs whole inside one process, so its class fixtures are shared as usual. Modules
 in ALONE run first, one at a time with nothing beside them; the others are then dealt to the
 processes heaviest first (by the rough costs below: each module's seconds as a
-two-process run of `.ci/run` printed them; a module missing from the table counts as light), each process's lines
+two-process run of `.ci/run` printed them; a module missing from the table counts as light). One
+process more than there are cores: several modules spend much of their time waiting (podman,
+killed workers being replaced, timeouts, served episodes), and a third process fills a core that
+would idle. Each process's lines
 are printed as they come, prefixed with its number, and the exit status is non-zero when any
 test failed or errored or any process died. A line starting `==` follows each module's end
 (modules done out of all, time elapsed), and the run ends with the slowest modules' wall and CPU
@@ -28,12 +31,14 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 COSTS = {
-    "test_eval": 230, "test_audit_e2e": 210, "test_taskset": 135, "test_policies": 130, "test_audit_attacks": 100,
-    "test_audit_attacks_e2e": 95, "test_audit_core": 90, "test_report": 75, "test_pool": 65, "test_levels": 50,
-    "test_serving": 45, "test_packaging": 45, "test_cli": 45, "test_audit_agent": 30, "test_readme": 25,
-    "test_realism": 20, "test_corpus": 15, "test_api": 12, "test_audit_container": 120,
+    "test_audit_core": 225, "test_audit_attacks": 215, "test_audit_e2e": 200, "test_eval": 195,
+    "test_audit_attacks_e2e": 150, "test_policies": 140, "test_taskset": 85, "test_report": 80, "test_pool": 80,
+    "test_audit_container": 80, "test_levels": 70, "test_packaging": 55, "test_serving": 45, "test_audit_agent": 40,
+    "test_cli": 40, "test_api": 25, "test_readme": 20, "test_corpus": 20, "test_realism": 15,
 }  # fmt: skip
 LIGHT = 5
+JOBS = len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1
+"""Processes by default: the cores this process may run on (a container's limit, not the host's), plus one."""
 ALONE = ("test_audit_attacks_outside",)
 """Modules whose tests change what every process on the machine runs: these attacks write a
 sitecustomize.py and a .pth file into the interpreter's site-packages and a `git` onto PATH, and
@@ -81,7 +86,7 @@ def deal(names: list[str], jobs: int) -> list[list[str]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help="test modules to run (default: every tests/test_*.py)")
-    parser.add_argument("-j", "--jobs", type=int, default=2, help="parallel unittest processes (default 2)")
+    parser.add_argument("-j", "--jobs", type=int, default=JOBS, help=f"parallel unittest processes (default {JOBS}: the cores plus one)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
