@@ -1,22 +1,22 @@
 """Run the whole suite once, its modules spread over parallel unittest processes.
 
-    uv run python tests/run.py            # one process more than the machine has cores
-    uv run python tests/run.py -j 1       # one process, as `python -m unittest discover -s tests -v`
+    uv run python tests/run.py            # modules one more at a time than the machine has cores
+    uv run python tests/run.py -j 1       # one module at a time
     uv run python tests/run.py test_api test_rules   # only these modules
 
-Each module runs whole inside one process, so its class fixtures are shared as usual. Modules
-in ALONE run first, one at a time with nothing beside them; the others are then dealt to the
-processes heaviest first (by the rough costs below: each module's seconds as a
-two-process run of `.ci/run` printed them; a module missing from the table counts as light). One
-process more than there are cores: several modules spend much of their time waiting (podman,
-killed workers being replaced, timeouts, served episodes), and a third process fills a core that
-would idle. Each process's lines
-are printed as they come, prefixed with its number, and the exit status is non-zero when any
-test failed or errored or any process died. A line starting `==` follows each module's end
-(modules done out of all, time elapsed), and the run ends with the slowest modules' wall and CPU
-time. Each process ends by naming its slowest classes and every module's wall and CPU time
-(COSTS is updated from the wall). The suite's load and fault tests are built to
-hold on a busy machine, so running beside each other is part of what they check.
+Each module runs whole in its own unittest process, so its class fixtures are shared as usual.
+Modules in ALONE run first, one at a time with nothing beside them; the others are then taken
+heaviest first (by the rough costs below, each module's wall seconds in a quiet `.ci/run`; a
+module missing from the table counts as light) by JOBS slots, each slot starting the next module
+as soon as its last one ends. One slot more than there are cores: several modules spend much of
+their time waiting (podman, killed workers being replaced, timeouts, served episodes), and the
+extra process fills a core that would idle. Each process's lines are printed as they come,
+prefixed with its slot's number, and the exit status is non-zero when any test failed or
+errored or any process died. A line starting `==` follows each module's end (modules done out of
+all, time elapsed), and the run ends with the slowest modules' wall and CPU time, then each
+failed module with its failed tests. Each process ends by naming its module's slowest classes.
+The suite's load and fault tests are built to hold on a busy machine, so running beside each
+other is part of what they check.
 """
 
 from __future__ import annotations
@@ -72,21 +72,14 @@ def modules(selected: list[str]) -> list[str]:
     return selected
 
 
-def deal(names: list[str], jobs: int) -> list[list[str]]:
-    """Longest first, each module to the process with the least work so far."""
-    shards: list[list[str]] = [[] for _ in range(jobs)]
-    loads = [0] * jobs
-    for name in sorted(names, key=lambda n: -COSTS.get(n, LIGHT)):
-        least = loads.index(min(loads))
-        shards[least].append(name)
-        loads[least] += COSTS.get(name, LIGHT)
-    return [shard for shard in shards if shard]
+def heaviest_first(names: list[str]) -> list[str]:
+    return sorted(names, key=lambda n: -COSTS.get(n, LIGHT))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help="test modules to run (default: every tests/test_*.py)")
-    parser.add_argument("-j", "--jobs", type=int, default=JOBS, help=f"parallel unittest processes (default {JOBS}: the cores plus one)")
+    parser.add_argument("-j", "--jobs", type=int, default=JOBS, help=f"modules run at once, each in its own process (default {JOBS}: the cores plus one)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -94,20 +87,17 @@ def main() -> int:
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     names = modules(args.modules)
-    phases = [[[name]] for name in names if name in ALONE]
-    phases.append(deal([name for name in names if name not in ALONE], args.jobs))
     progress = Progress(len(names))
-    results: list[tuple[list[str], int, list[str]]] = []
-    number = 0
-    for shards in phases:
-        results += run_together(shards, number, progress)
-        number += len(shards)
+    results = run_pool([name for name in names if name in ALONE], 1, progress)
+    results += run_pool(heaviest_first([name for name in names if name not in ALONE]), args.jobs, progress)
     print(progress.summary())
-    for number, (shard, code, failures) in enumerate(results, 1):
-        print(f"[{number}] {'passed' if code == 0 else f'FAILED (exit {code})'}: {' '.join(shard)}")
+    failed = [(name, code, failures) for name, code, failures in results if code]
+    print(f"== passed: {len(results) - len(failed)} of {len(results)} modules")
+    for name, code, failures in failed:
+        print(f"== FAILED (exit {code}): {name}")
         for failure in failures:  # last, so that a log's tail says which test failed and why
-            print(f"[{number}]   {failure}")
-    return 0 if all(code == 0 for _, code, _ in results) else 1
+            print(f"==   {failure}")
+    return 1 if failed else 0
 
 
 class Progress:
@@ -133,46 +123,60 @@ class Progress:
         return f"== {len(self.done)}/{self.total} modules, {tests} tests, in {self.elapsed()}; slowest: {slowest}"
 
 
-def run_together(shards: list[list[str]], first: int, progress: Progress) -> list[tuple[list[str], int, list[str]]]:
-    """Run each shard in its own unittest process at once; print their lines as they come, a
-    progress line whenever a module ends, and keep each process's FAILURE_MARK lines to repeat
-    at the end."""
+def run_pool(names: list[str], slots: int, progress: Progress) -> list[tuple[str, int, list[str]]]:
+    """Run `names` in that order, each module in its own unittest process, `slots` at a time: a
+    slot takes the next module as soon as its last one ends, so the run ends with every slot busy
+    until the last modules. Each process's lines are printed as they come, prefixed with its
+    slot's number; a progress line follows each module; each module's FAILURE_MARK lines are kept
+    to repeat at the end."""
     lock = threading.Lock()
-    failures: list[list[str]] = [[] for _ in shards]
-    processes = []
-    for number, shard in enumerate(shards, first + 1):
-        print(f"[{number}] {' '.join(shard)}", flush=True)
-        processes.append(
-            subprocess.Popen(
-                [sys.executable, str(Path(__file__).resolve()), "--child", *shard],
-                cwd=TESTS.parent, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                text=True, errors="replace", env={**os.environ, **CHILD_ENV},
-            )  # fmt: skip
-        )
+    queue = list(names)
+    results: list[tuple[str, int, list[str]]] = []
+    running: list[subprocess.Popen] = []
 
-    def relay(number: int, process: subprocess.Popen) -> None:
-        for line in process.stdout:
-            if line.startswith(FAILURE_MARK):
-                failures[number - first - 1].append(line[len(FAILURE_MARK) :].rstrip())
+    def slot(number: int) -> None:
+        while True:
             with lock:
-                if line.startswith(MODULE_MARK):
-                    sys.stdout.write(progress.module_done(line[len(MODULE_MARK) :]))
-                else:
-                    sys.stdout.write(f"[{number}] {line}")
+                if not queue:
+                    return
+                name = queue.pop(0)
+                sys.stdout.write(f"[{number}] {name}\n")
                 sys.stdout.flush()
+                process = subprocess.Popen(
+                    [sys.executable, str(Path(__file__).resolve()), "--child", name],
+                    cwd=TESTS.parent, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                    text=True, errors="replace", env={**os.environ, **CHILD_ENV},
+                )  # fmt: skip
+                running.append(process)
+            failures: list[str] = []
+            for line in process.stdout:
+                if line.startswith(FAILURE_MARK):
+                    failures.append(line[len(FAILURE_MARK) :].rstrip())
+                with lock:
+                    if line.startswith(MODULE_MARK):
+                        sys.stdout.write(progress.module_done(line[len(MODULE_MARK) :]))
+                    else:
+                        sys.stdout.write(f"[{number}] {line}")
+                    sys.stdout.flush()
+            code = process.wait()
+            with lock:
+                results.append((name, code, failures))
 
-    relays = [threading.Thread(target=relay, args=(n, p)) for n, p in enumerate(processes, first + 1)]
-    for thread in relays:
+    threads = [threading.Thread(target=slot, args=(n,), daemon=True) for n in range(1, min(slots, len(names)) + 1)]
+    for thread in threads:
         thread.start()
     try:
-        codes = [process.wait() for process in processes]
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.5)
     except KeyboardInterrupt:
-        for process in processes:
-            process.terminate()
+        with lock:
+            queue.clear()
+            for process in running:
+                process.terminate()
         raise
-    for thread in relays:
-        thread.join()
-    return list(zip(shards, codes, failures, strict=True))
+    order = {name: i for i, name in enumerate(names)}
+    return sorted(results, key=lambda result: order[result[0]])
 
 
 def run_modules(names: list[str]) -> int:
@@ -184,7 +188,6 @@ def run_modules(names: list[str]) -> int:
 
     sys.path.insert(0, str(TESTS))
     spent: dict[str, float] = {}
-    cpu: dict[str, float] = {}
 
     def cpu_seconds() -> float:
         """This process's CPU time and that of every child it (or they) waited for."""
@@ -193,15 +196,13 @@ def run_modules(names: list[str]) -> int:
 
     class Timed(unittest.TextTestResult):
         mark = time.monotonic()
-        cpu_mark = cpu_seconds()
 
         def stopTest(self, test: unittest.TestCase) -> None:
             super().stopTest(test)
-            now, used = time.monotonic(), cpu_seconds()  # since the last test ended: fixtures count too
+            now = time.monotonic()  # since the last test ended: fixtures count too
             name = f"{type(test).__module__}.{type(test).__qualname__}"
             spent[name] = spent.get(name, 0.0) + now - Timed.mark
-            cpu[name] = cpu.get(name, 0.0) + used - Timed.cpu_mark
-            Timed.mark, Timed.cpu_mark = now, used
+            Timed.mark = now
 
     failed: list[tuple[unittest.TestCase, str]] = []
     for name in names:  # one run per module, so the runner hears when each ends
@@ -211,13 +212,6 @@ def run_modules(names: list[str]) -> int:
         print(f"{MODULE_MARK}{name} {time.monotonic() - started:.1f} {cpu_seconds() - cpu_started:.1f} {result.testsRun}", flush=True)
     slowest = sorted(spent.items(), key=lambda item: -item[1])[:SLOWEST]
     print("slowest classes: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in slowest), flush=True)
-    per_module: dict[str, list[float]] = {}
-    for name, seconds in spent.items():
-        totals = per_module.setdefault(name.split(".")[0], [0.0, 0.0])
-        totals[0] += seconds
-        totals[1] += cpu[name]
-    ranked = sorted(per_module.items(), key=lambda item: -item[1][0])
-    print("modules: " + ", ".join(f"{name} {wall:.0f} s ({used:.0f} CPU-s)" for name, (wall, used) in ranked), flush=True)
     for test, trace in failed:
         last = next((line for line in reversed(trace.splitlines()) if line.strip()), "")
         print(f"{FAILURE_MARK}{test.id()}: {last.strip()[:300]}", flush=True)

@@ -269,14 +269,7 @@ def health_copy(plan: RepoPlan, tree: dict[str, bytes], bytecode: str = "") -> b
     files.pop(".audit-bytecode.json", None)
     if bytecode:
         files[".audit-bytecode.json"] = bytecode.encode()
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for path in sorted(files):
-            info = tarfile.TarInfo(path)
-            info.size = len(files[path])
-            info.mode = 0o755 if path.endswith(".sh") else 0o644
-            tar.addfile(info, io.BytesIO(files[path]))
-    return buf.getvalue()
+    return probes.tar_tree(files)
 
 
 def test_facts(plan: RepoPlan, result: dict) -> dict:

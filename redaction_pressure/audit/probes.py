@@ -96,7 +96,9 @@ def modes(plan: RepoPlan) -> tuple[list[dict], list[dict]]:
     return gold, agent
 
 
-def _tar(tree: Mapping[str, bytes]) -> str:
+def tar_tree(tree: Mapping[str, bytes]) -> bytes:
+    """A tar of regular files only, in path order (shell scripts executable): what the runtime
+    programs that copy a tree (probes, the health run) unpack."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         for path in sorted(tree):
@@ -104,7 +106,11 @@ def _tar(tree: Mapping[str, bytes]) -> str:
             info.size = len(tree[path])
             info.mode = 0o755 if path.endswith(".sh") else 0o644
             tar.addfile(info, io.BytesIO(tree[path]))
-    return base64.b64encode(buf.getvalue()).decode()
+    return buf.getvalue()
+
+
+def _tar(tree: Mapping[str, bytes]) -> str:
+    return base64.b64encode(tar_tree(tree)).decode()
 
 
 def spec(plan: RepoPlan, gold: Mapping[str, bytes], agent: Mapping[str, bytes], gold_modes: list[dict], agent_modes: list[dict]) -> dict:
