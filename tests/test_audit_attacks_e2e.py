@@ -1,11 +1,13 @@
 """secrets-audit's adversarial suite through the real vf-eval: attacks a scripted model plays.
 
 One vf-eval run (subprocess runtime, bash harness, `-c 3`: each tool server takes ~5 s of CPU
-to start) plays 20 dev tasks, each episode one attack (or honest variant) sent as tool calls by a stand-in model on
+to start) plays 15 dev tasks, each episode one attack (or honest variant) sent as tool calls by a stand-in model on
 127.0.0.1. Four attacks need the adapter: rewriting `state.python` with the state channel read
 from the tool server's environment, killing the tool server, dumping the tool server's state
 and environment (the seed, secrets and gold fix must not be there), and a FIFO in the tree.
-The other sixteen are the framework-free suite's scripts (`tests/attacks.py`): among them code
+The other eleven are the framework-free suite's scripts (`tests/attacks.py`), chosen for what the
+framework changes (a process left running beside the grader, git's fsmonitor) or what the
+behavioural verdict added: code
 that still evaluates to a secret, gutted scripts and migrations, destroyed decoys, a bundle and
 a zip kept in the tree, and two honest fixes that must score as gold. Every episode
 must be scored (no errored trace) with what the attack earned, by the same formula.
@@ -146,12 +148,8 @@ def episodes(home: Path) -> list[Episode]:
     )
     return [
         state_rewrite, kill, dump, fifo,
-        scripted(16, "git_replace"),
-        scripted(18, "json_beside_repo"),
-        scripted(19, "pytest_py_in_repo"),
+        # what only a runtime shared with the grader allows: a process left running, git's fsmonitor
         scripted(20, "process_left_running"),
-        scripted(23, "symlinks_out_of_repo"),
-        scripted(24, "atexit_rewrites_junit"),
         scripted(25, "git_config_fsmonitor"),
         # the behavioural verdict, preservation and the reader's containers, through vf-eval
         scripted(26, "archive_zip"),

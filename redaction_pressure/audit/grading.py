@@ -145,7 +145,8 @@ async def _listings(runtime: Runtime, python: str, folders: list[str]) -> dict[s
     """Digests of the folders' listings, by the (digest-checked) interpreter; {} when it fails."""
     if not folders:
         return {}
-    result = await runtime.run([python, *programs.ISOLATED, "-c", programs.LISTING, *folders], dict(GRADER_ENV))
+    # No bytecode beside the sources is read (a prefix that holds none): finalize runs this after the agent.
+    result = await runtime.run([python, *programs.ISOLATED, "-X", "pycache_prefix=/proc/audit-no-bytecode", "-c", programs.LISTING, *folders], dict(GRADER_ENV))
     try:
         return json.loads(result.stdout) if result.exit_code == 0 else {}
     except ValueError:

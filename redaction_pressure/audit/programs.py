@@ -105,13 +105,17 @@ import hashlib, json, os, sys
 out = {}
 for folder in sys.argv[1:]:
     try:
-        names = sorted(os.listdir(folder))
+        names = sorted(name for name in os.listdir(folder) if name != "__pycache__")
     except OSError:
         names = ["<unreadable>"]
     out[folder] = hashlib.sha256("\\n".join(names).encode("utf-8", "surrogateescape")).hexdigest()
 print(json.dumps(out))
 '''
-"""Digests of the listings of the toolchain's folders (run with the digest-checked interpreter)."""
+"""Digests of the listings of the toolchain's folders (run with the digest-checked interpreter).
+`__pycache__` is left out: every grading program runs with `-B` and its own `pycache_prefix`, so
+Python never reads the bytecode beside the sources, and an honest agent whose `pytest` writes it
+there (a toolchain installed without bytecode, `PYTHONDONTWRITEBYTECODE` unset) changed nothing
+the grader loads."""
 
 PROBE = r'''
 FIND='import json, os, sys, sysconfig, importlib.util
