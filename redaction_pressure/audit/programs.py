@@ -101,17 +101,23 @@ folders they sit in, whose listings are checked too (a new file there could shad
 Run with the interpreter in isolated mode, before the agent acts."""
 
 LISTING = r'''
-import hashlib, json, os, sys
-out = {}
+import os, sys
+try:
+    from _sha256 import sha256
+except ImportError:
+    from hashlib import sha256
+out = []
 for folder in sys.argv[1:]:
     try:
         names = sorted(name for name in os.listdir(folder) if name != "__pycache__")
     except OSError:
         names = ["<unreadable>"]
-    out[folder] = hashlib.sha256("\\n".join(names).encode("utf-8", "surrogateescape")).hexdigest()
-print(json.dumps(out))
+    out.append(sha256("\\n".join(names).encode("utf-8", "surrogateescape")).hexdigest())
+sys.stdout.write("\\n".join(out))
 '''
-"""Digests of the listings of the toolchain's folders (run with the digest-checked interpreter).
+"""Digests of the listings of the toolchain's folders, one line each in the order given (run with
+the digest-checked interpreter; only built-in modules beside `os`, so that reading no bytecode
+costs no compile).
 `__pycache__` is left out: every grading program runs with `-B` and its own `pycache_prefix`, so
 Python never reads the bytecode beside the sources, and an honest agent whose `pytest` writes it
 there (a toolchain installed without bytecode, `PYTHONDONTWRITEBYTECODE` unset) changed nothing
