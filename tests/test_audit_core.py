@@ -21,7 +21,7 @@ from cases import PRIVATE_ENV, TEST_SECRET, private_secret
 from redaction_pressure import splits as shared_splits
 from redaction_pressure.audit import grading, inflate, leakscan, programs, splits, status, tiers
 from redaction_pressure.audit.local import LocalRuntime, LocalWorkspace
-from redaction_pressure.audit.plan import Secret, plan_from_json, plan_to_json
+from redaction_pressure.audit.plan import plan_from_json, plan_to_json
 from redaction_pressure.audit.prompt import prompt
 from redaction_pressure.audit.rubric import score_facts
 from redaction_pressure.audit.scenarios import SCENARIOS, build

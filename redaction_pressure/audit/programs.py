@@ -20,9 +20,7 @@ from __future__ import annotations
 import base64
 import json
 import shlex
-from dataclasses import dataclass
 
-from redaction_pressure.audit.leakscan import HISTORY_NOT_SCANNED, HISTORY_OVERSIZED, Snapshot, history_state
 from redaction_pressure.audit.plan import RepoPlan
 
 REPO_DIR = "repo"

@@ -184,7 +184,6 @@ def _ref_targets(git: dict[str, bytes]) -> set[str]:
             if at + 62 > len(index):
                 break
             starts.add(index[at + 40 : at + 60].hex())
-            flags = int.from_bytes(index[at + 60 : at + 62], "big")
             name_end = index.find(b"\x00", at + 62)
             if name_end < 0 or version >= 4:
                 break
