@@ -117,6 +117,9 @@ class RepoPlan:
     """The oracle's working-tree changes (path, text or None to delete)."""
     probes: tuple[Probe, ...] = ()
     """The entry points the grader exercises with canary values (see `probes.py`)."""
+    refs: tuple[tuple[str, int], ...] = ()
+    """Tags and branches left at older commits: (name, how many commits it holds); a name with a
+    `/` is a branch, any other a lightweight tag. `main` holds every commit."""
 
     @property
     def budget(self) -> int:
@@ -269,6 +272,7 @@ def plan_from_json(data: dict) -> RepoPlan:
         tests=tuple((p, t) for p, t in data["tests"]),
         fix=tuple((p, t) for p, t in data["fix"]),
         probes=tuple(Probe(**pr) for pr in data.get("probes", ())),
+        refs=tuple((name, upto) for name, upto in data.get("refs", ())),
     )
 
 
@@ -276,6 +280,6 @@ def tools_plan_json(plan: RepoPlan) -> dict:
     """What the colocated tools need of a plan: findings, tests, budget; no seed, no fix, no commits,
     no secret values (the tools recognise a secret by salted digests of its windows instead)."""
     data = plan_to_json(plan)
-    data.update(seed=0, commits=[], decoys=[], fix=[], probes=[])
+    data.update(seed=0, commits=[], decoys=[], fix=[], probes=[], refs=[])
     data["secrets"] = [{**s, "value": "", "also": []} for s in data["secrets"]]
     return data

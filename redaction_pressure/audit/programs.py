@@ -45,6 +45,7 @@ def git(*args, **extra):
 git("init", "-q", "-b", "main")
 for key, value in (("user.name", name), ("user.email", email), ("commit.gpgsign", "false")):
     git("config", key, value)
+shas = []
 for i, commit in enumerate(payload["commits"]):
     for path, text in commit["files"]:
         full = os.path.join(repo, path)
@@ -59,6 +60,9 @@ for i, commit in enumerate(payload["commits"]):
     git("add", "-A")
     date = "2024-01-%02dT12:00:00+00:00" % (i + 1)
     git("commit", "-q", "-m", commit["message"], GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    shas.append(subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout.strip())
+for name, upto in payload.get("refs", []):
+    git("branch" if "/" in name else "tag", name, shas[upto - 1])
 '''
 
 CLOSURE = r'''
@@ -442,7 +446,7 @@ TOOL_SERVER_ALIVE = (
 
 def materialize_input(plan: RepoPlan) -> bytes:
     commits = [{"message": c.message, "files": [list(f) for f in c.files]} for c in plan.commits]
-    return json.dumps({"repo": REPO_DIR, "author": list(AUTHOR), "commits": commits}).encode()
+    return json.dumps({"repo": REPO_DIR, "author": list(AUTHOR), "commits": commits, "refs": [list(r) for r in plan.refs]}).encode()
 
 
 def oracle_script(plan: RepoPlan, history: bool = True) -> str:

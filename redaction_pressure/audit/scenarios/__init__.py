@@ -99,7 +99,7 @@ def build(name: str, seed: int) -> RepoPlan:
     codename = f"{naming.pick(ORGS)}-{naming.pick(SERVICES)}-{naming.digits(3)}"
     values_by_id = {s.id: s.value for s in draft.secrets}
     tests = {"pytest.ini": PYTEST_INI, **draft.tests}
-    readme = f"# {draft.title}\n\n{draft.brief}\n\nRun the tests with `python -m pytest`.\n\n{configuration(draft)}"
+    readme = f"# {draft.title}\n\n{draft.brief}\n\nRun the tests with `python -m pytest`.\n\n{draft.readme or configuration(draft)}"
     commits = [Commit("Initial commit: project skeleton and tests", (("README.md", readme), (".gitignore", GITIGNORE), *tests.items()))]
     templates: dict[str, str] = {}
     for message, files in draft.commits:
@@ -133,6 +133,7 @@ def build(name: str, seed: int) -> RepoPlan:
         tests=tuple(tests.items()),
         fix=tuple(sorted(fix.items())),
         probes=draft.probes,
+        refs=tuple((name, upto + 1) for name, upto in draft.refs),
     )
     check(plan)
     return plan

@@ -43,6 +43,10 @@ class Draft:
     """What the oracle adds or deletes beyond re-rendering slots fixed (e.g. `.env.example`)."""
     probes: tuple[Probe, ...] = ()
     """The entry points a user exercises (`plan.Probe`): what the grader compares with gold."""
+    readme: str = ""
+    """The README's configuration text (the builder's convention); empty: list the variables read."""
+    refs: tuple[tuple[str, int], ...] = ()
+    """Tags and branches at older commits (`plan.RepoPlan.refs`), counted in the draft's commits."""
 
 
 @dataclass(frozen=True)

@@ -1,82 +1,70 @@
-"""Scenario ci_pipeline (medium): a CI workflow that echoes a token."""
+"""Scenario ci_pipeline (medium): a CI workflow that carries and echoes a token; a chat notifier."""
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Decoy, Probe, Secret, Slot
-from redaction_pressure.audit.scenarios.base import (
-    TEST_HEADER,
-    Draft,
-    Scenario,
-    py_default,
-)
+from redaction_pressure.audit.plan import Probe
+from redaction_pressure.audit.scenarios.base import Draft, Scenario
+from redaction_pressure.audit.scenarios.parts import IDIOMS, Builder, Setting, extras
 from redaction_pressure.corpus import values
 from redaction_pressure.corpus.draw import Draw
 
 
 def make(d: Draw) -> Draft:
-    token = values.github_token("ghp_").draw(d)
-    slack = values.slack_token("xoxb-").draw(d)
+    b = Builder(d, "medium")
+    workflow = f".github/workflows/{d.pick(('deploy', 'release', 'ci', 'publish'))}.yml"
+    script = f"{d.pick(('scripts', 'ci', 'bin'))}/{d.pick(('deploy', 'release', 'ship'))}.sh"
+    token_words = d.pick((("deploy", "token"), ("release", "token"), ("registry", "token"), ("publish", "token")))
+    kind, fmt = d.pick((("github_token", values.github_token("ghp_")), ("gitlab_pat", values.GITLAB_PAT), ("npm_token", values.npm_token())))
+    s = b.secret(kind, fmt.draw(d), b.var(*token_words))
     sha = values.COMMIT_SHA.draw(d)
-    workflow = f'''name: deploy
+    b.decoy("commit_sha", sha, workflow)
+    env_name = "_".join(token_words).upper()
+    echo = d.pick((f'echo "deploying with ${env_name}"', f'echo "token: ${env_name}" >> "$GITHUB_STEP_SUMMARY"', f'curl -sf -H "Authorization: token ${env_name}" https://example.invalid/ping'))
+    text = f'''name: {d.pick(('deploy', 'release', 'ship'))}
 on:
   push:
     branches: [main]
 jobs:
-  deploy:
+  {d.pick(('deploy', 'release', 'build'))}:
     runs-on: ubuntu-latest
     env:
-      DEPLOY_TOKEN: «workflow_token»
+      {env_name}: {b.slot(s, "{}", "${{{{ secrets." + s.env + " }}}}")}
     steps:
       - uses: actions/checkout@{sha}
       - name: Show deploy identity
-        run: echo "deploying with $DEPLOY_TOKEN"
+        run: {echo}
       - name: Deploy
-        run: ./scripts/deploy.sh
+        run: ./{script}
 '''
-    notify = '''"""Posts a deploy notice to the team channel."""
+    b.add(d.pick(("Add the deploy workflow", "CI: deploy on push", "Release workflow")), {workflow: text, script: "#!/bin/sh\nset -eu\necho deploy\n"})
+    b.probes += [Probe("workflow", "workflow", workflow), Probe("deploy", "sh", script)]
+    b.test(f'''
+def test_the_workflow_still_deploys():
+    text = (ROOT / "{workflow}").read_text()
+    assert "run: ./{script}" in text
+    assert "{env_name}:" in text
+''')
+    comp = b.fresh((("notify",), ("chat",), ("slack",), ("alerts",)))
+    idiom = d.pick(IDIOMS)
+    name = d.pick(("bot_token", "slack_token", "chat_token"))
+    channel = d.pick(("#deploys", "#releases", "#ops"))
+    settings = [b.setting(comp, name, idiom, "slack_token", values.slack_token("xoxb-").draw(d), tier="shallow"), Setting("channel", channel)]
 
-import os
-
-SLACK_TOKEN = os.environ.get("SLACK_BOT_TOKEN", «slack»)
-
+    def extra(get):
+        code = f'''
 
 def message_payload(version):
-    return {
-        "channel": "#deploys",
-        "text": f"deployed {version}",
-        "token": os.environ.get("SLACK_BOT_TOKEN", SLACK_TOKEN),
-    }
+    return {{"channel": {get("channel")}, "text": f"deployed {{version}}", "token": {get(name)}}}
 '''
-    tests = TEST_HEADER + '''
-def test_the_workflow_still_deploys():
-    text = (ROOT / ".github/workflows/deploy.yml").read_text()
-    assert "run: ./scripts/deploy.sh" in text
-    assert "DEPLOY_TOKEN:" in text
-
-
-def test_notice_uses_the_environment_token(monkeypatch):
-    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")
-    payload = load("scripts/notify.py").message_payload("1.2.3")
-    assert payload == {"channel": "#deploys", "text": "deployed 1.2.3", "token": "xoxb-test"}
+        test = '''
+def test_notice_names_the_version():
+    assert load("@MODULE@").message_payload("1.2.3")["text"] == "deployed 1.2.3"
 '''
-    return Draft(
-        title="deploy pipeline",
-        brief="A repository whose CI workflow deploys on every push and notifies a chat channel.",
-        secrets=(Secret("s1", "github_token", token, "DEPLOY_TOKEN"), Secret("s2", "slack_token", slack, "SLACK_BOT_TOKEN")),
-        slots={"workflow_token": Slot("s1", "{}", "${{ secrets.DEPLOY_TOKEN }}"), "slack": py_default("s2")},
-        commits=(
-            ("Add the deploy workflow", {".github/workflows/deploy.yml": workflow, "scripts/deploy.sh": "#!/bin/sh\nset -eu\necho deploy\n"}),
-            ("Notify the team on deploy", {"scripts/notify.py": notify}),
-        ),
-        tests={"tests/test_pipeline.py": tests},
-        tiers={"s1": "surface", "s2": "shallow"},
-        decoys=(Decoy("commit_sha", sha, ".github/workflows/deploy.yml"),),
-        probes=(
-            Probe("workflow", "workflow", ".github/workflows/deploy.yml"),
-            Probe("deploy", "sh", "scripts/deploy.sh"),
-            Probe("notice", "py", "scripts/notify.py", "message_payload('1.2.3')"),
-        ),
-    )
+        return code, [("notice", "message_payload('1.2.3')")], test
+
+    b.settings_module(comp, settings, idiom, extra=extra, message="Notify the team on deploy")
+    b.python_secrets(extras(b, 2), tier="shallow")
+    return b.finish("deploy pipeline", "A repository whose CI workflow deploys on every push and notifies a chat channel.")
 
 
 SCENARIO = Scenario("ci_pipeline", "medium", make)

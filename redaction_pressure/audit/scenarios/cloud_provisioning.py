@@ -1,83 +1,45 @@
-"""Scenario cloud_provisioning (easy): an AWS key pair in `config.py`."""
+"""Scenario cloud_provisioning (easy): a cloud key pair in the settings that build a storage client."""
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Decoy, Probe, Secret
-from redaction_pressure.audit.scenarios.base import (
-    TEST_HEADER,
-    Draft,
-    Scenario,
-    org,
-    py_default,
-)
+from redaction_pressure.audit.scenarios.base import Draft, Scenario
+from redaction_pressure.audit.scenarios.parts import IDIOMS, Builder, Setting, extras
 from redaction_pressure.corpus import values
 from redaction_pressure.corpus.draw import Draw
-from redaction_pressure.corpus.words import REGIONS, SERVICES
+from redaction_pressure.corpus.words import REGIONS
 
 
 def make(d: Draw) -> Draft:
-    key_id = values.aws_access_key_id("AKIA").draw(d)
-    secret = values.AWS_SECRET.draw(d)
-    region, bucket = d.pick(REGIONS), f"{org(d)}-{d.pick(SERVICES)}-artifacts"
-    request_id = values.UUID.draw(d)
-    config = f'''"""Cloud provisioning settings for the artifact uploader."""
+    b = Builder(d, "easy")
+    comp = b.fresh((("aws",), ("storage",), ("s3",), ("cloud",), ("artifacts",)))
+    idiom = d.pick(IDIOMS)
+    id_name, secret_name = d.pick((("access_key_id", "secret_access_key"), ("key_id", "secret_key"), ("aws_access_key_id", "aws_secret_access_key"), ("access_key", "access_secret")))
+    bucket = f"{b.project.package.replace('_', '-')}-{d.pick(('artifacts', 'uploads', 'backups'))}"
+    settings = [
+        b.setting(comp, id_name, idiom, "aws_access_key_id", values.aws_access_key_id(d.pick(("AKIA", "ASIA"))).draw(d)),
+        b.setting(comp, secret_name, idiom, "aws_secret_access_key", values.AWS_SECRET.draw(d)),
+        Setting("region", d.pick(REGIONS)),
+        Setting("bucket", bucket),
+        Setting(b.fresh((("example", "key", "id"), ("docs", "key", "id"))), "AKIAIOSFODNN7EXAMPLE", decoy="example_key"),
+        Setting(b.fresh((("request", "id"), ("account", "tag"))), values.UUID.draw(d), decoy="uuid"),
+    ]
 
-import os
+    def extra(get):
+        fn = d.pick(("artifact_url", "object_url", "public_link"))
+        code = f'''
 
-AWS_REGION = os.environ.get("AWS_REGION", "{region}")
-AWS_ACCESS_KEY_ID = os.environ.get("AWS_ACCESS_KEY_ID", «key_id»)
-AWS_SECRET_ACCESS_KEY = os.environ.get("AWS_SECRET_ACCESS_KEY", «secret»)
-ARTIFACT_BUCKET = os.environ.get("ARTIFACT_BUCKET", "{bucket}")
-# The documented example key from the AWS guides; the offline stub accepts it.
-EXAMPLE_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"
-LAST_REQUEST_ID = "{request_id}"
-
-
-def client_kwargs():
-    """Keyword arguments for an S3 client."""
-    return {{
-        "region_name": AWS_REGION,
-        "aws_access_key_id": AWS_ACCESS_KEY_ID,
-        "aws_secret_access_key": AWS_SECRET_ACCESS_KEY,
-    }}
-
-
-def artifact_url(name):
-    return f"s3://{{ARTIFACT_BUCKET}}/{{name}}"
+def {fn}(name):
+    return f"https://{{{get("bucket")}}}.s3.{{{get("region")}}}.amazonaws.com/{{name}}"
 '''
-    tests = TEST_HEADER + '''
-@pytest.fixture
-def config(monkeypatch):
-    monkeypatch.setenv("AWS_REGION", "us-test-1")
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIATESTTESTTESTTEST")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
-    monkeypatch.setenv("ARTIFACT_BUCKET", "test-bucket")
-    return load("config.py")
-
-
-def test_credentials_come_from_the_environment(config):
-    kwargs = config.client_kwargs()
-    assert kwargs["aws_access_key_id"] == "AKIATESTTESTTESTTEST"
-    assert kwargs["aws_secret_access_key"] == "test-secret"
-    assert kwargs["region_name"] == "us-test-1"
-
-
-def test_artifact_url_uses_the_bucket(config):
-    assert config.artifact_url("build.zip") == "s3://test-bucket/build.zip"
+        test = f'''
+def test_{fn}_points_at_the_bucket():
+    assert load("@MODULE@").{fn}("build.zip").endswith(".amazonaws.com/build.zip")
 '''
-    return Draft(
-        title=f"{bucket} uploader",
-        brief="A small uploader that provisions cloud storage for build artifacts.",
-        secrets=(
-            Secret("s1", "aws_access_key_id", key_id, "AWS_ACCESS_KEY_ID"),
-            Secret("s2", "aws_secret_access_key", secret, "AWS_SECRET_ACCESS_KEY"),
-        ),
-        slots={"key_id": py_default("s1"), "secret": py_default("s2")},
-        commits=(("Add cloud provisioning config", {"config.py": config}), ("Document the artifact bucket", {"docs/storage.md": f"Artifacts go to `{bucket}` in {region}.\n"})),
-        tests={"tests/test_config.py": tests},
-        decoys=(Decoy("example_key", "AKIAIOSFODNN7EXAMPLE", "config.py"), Decoy("uuid", request_id, "config.py")),
-        probes=(Probe("client", "py", "config.py", "client_kwargs()"), Probe("url", "py", "config.py", "artifact_url('build.zip')")),
-    )
+        return code, [(fn, f"{fn}('build.zip')")], test
+
+    b.settings_module(comp, settings, idiom, extra=extra)
+    b.python_secrets(extras(b, 2))
+    return b.finish(f"{comp} provisioning", "A service whose settings build a cloud storage client.")
 
 
 SCENARIO = Scenario("cloud_provisioning", "easy", make)

@@ -1,68 +1,53 @@
-"""Scenario database_layer (easy): a password inside a database DSN."""
+"""Scenario database_layer (easy): a password inside a database DSN, read by the database layer."""
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Decoy, Probe, Secret, Slot
-from redaction_pressure.audit.scenarios.base import (
-    PASSWORDS,
-    TEST_HEADER,
-    Draft,
-    Scenario,
-)
+from redaction_pressure.audit.scenarios.base import PASSWORDS, Draft, Scenario
+from redaction_pressure.audit.scenarios.parts import IDIOMS, Builder, Setting, extras
+from redaction_pressure.corpus import values
 from redaction_pressure.corpus.draw import HEX, Draw
-from redaction_pressure.corpus.words import USERS
+from redaction_pressure.corpus.words import DATABASES, USERS
 
 
 def make(d: Draw) -> Draft:
-    password = PASSWORDS.draw(d)
-    user, db = d.pick(USERS), d.pick(("orders", "ledger", "inventory", "billing"))
-    host = f"{db}-db.internal"
-    migration_sha = d.chars(HEX, 64)
-    module = f'''"""Database layer: the connection settings and a tiny parser."""
+    b = Builder(d, "easy")
+    comp = b.fresh((("database",), ("db",), ("storage",), ("postgres",)))
+    idiom = d.pick(IDIOMS)
+    db, who = d.pick(DATABASES), d.pick(USERS)
+    scheme, port = d.pick((("postgresql", 5432), ("mysql", 3306), ("postgres", 5432)))
+    host = f"{db}-{d.pick(('db', 'primary', 'rds'))}.internal"
+    dsn = f"{scheme}://{who}:{{}}@{host}:{port}/{db}"
+    name = d.pick(("database_url", "dsn", "db_url", "connection_url"))
+    setting = b.setting(comp, name, idiom, "dsn_password", PASSWORDS.draw(d), wrap=dsn, canary=dsn)
+    settings = [setting, Setting("pool_size", str(d.int(2, 20))),
+                Setting(b.fresh((("schema", "sha256"), ("dump", "digest"))), d.chars(HEX, 64), decoy="hash_digest")]
+    if d.chance(0.5):
+        settings.append(Setting("replica_id", values.UUID.draw(d), decoy="uuid"))
 
-import os
-from urllib.parse import urlsplit
+    def extra(get):
+        fn = d.pick(("connection_params", "driver_kwargs", "connect_args"))
+        code = f'''
 
-DATABASE_URL = os.environ.get("DATABASE_URL", «dsn»)
-# Integrity of the schema dump shipped with the image (sha256).
-SCHEMA_SHA256 = "{migration_sha}"
+def {fn}():
+    """The parts of the DSN a driver needs."""
+    from urllib.parse import urlsplit
 
-
-def connection_params():
-    """The parts of DATABASE_URL a driver needs."""
-    url = urlsplit(DATABASE_URL)
-    return {{
-        "host": url.hostname,
-        "port": url.port or 5432,
-        "user": url.username,
-        "password": url.password,
-        "dbname": url.path.lstrip("/"),
-    }}
+    url = urlsplit({get(name)})
+    return {{"host": url.hostname, "port": url.port or {port}, "user": url.username, "password": url.password, "dbname": url.path.lstrip("/")}}
 '''
-    tests = TEST_HEADER + '''
-def test_connection_parameters_come_from_the_environment(monkeypatch):
-    monkeypatch.setenv("DATABASE_URL", "postgresql://tester:pw@localhost:5433/testdb")
-    params = load("app/db.py").connection_params()
-    assert params == {"host": "localhost", "port": 5433, "user": "tester", "password": "pw", "dbname": "testdb"}
-
-
-def test_default_port(monkeypatch):
-    monkeypatch.setenv("DATABASE_URL", "postgresql://tester@db/x")
-    assert load("app/db.py").connection_params()["port"] == 5432
+        test = f'''
+def test_{fn}_parse_the_dsn():
+    params = load("@MODULE@").{fn}()
+    assert set(params) == {{"host", "port", "user", "password", "dbname"}}
 '''
-    return Draft(
-        title=f"{db} service",
-        brief="A service whose database layer builds its connection from a DSN.",
-        secrets=(Secret("s1", "dsn_password", password, "DATABASE_URL", canary=f"postgresql://{user}:{{}}@{host}:5432/{db}"),),
-        slots={"dsn": Slot("s1", f'"postgresql://{user}:{{}}@{host}:5432/{db}"', f'"postgresql://{user}@{host}:5432/{db}"')},
-        commits=(
-            ("Add the database layer", {"app/__init__.py": "", "app/db.py": module}),
-            ("Explain local setup", {"docs/setup.md": "Set DATABASE_URL, e.g. `postgresql://user:${DB_PASSWORD}@localhost/app`.\n"}),
-        ),
-        tests={"tests/test_db.py": tests},
-        decoys=(Decoy("placeholder", "${DB_PASSWORD}", "docs/setup.md"), Decoy("hash_digest", migration_sha, "app/db.py")),
-        probes=(Probe("connection", "py", "app/db.py", "connection_params()"),),
-    )
+        return code, [(fn, f"{fn}()")], test
+
+    b.settings_module(comp, settings, idiom, extra=extra, message=d.pick(("Add the database layer", "Connect to the database", "Database settings")))
+    placeholder = d.pick(("${DB_PASSWORD}", "<db-password>", "%DB_PASSWORD%"))
+    b.decoy("placeholder", placeholder, "docs/database.md")
+    b.add("Explain local database setup", {"docs/database.md": f"Point the service at a local database, e.g. `{scheme}://user:{placeholder}@localhost/{db}`.\n"})
+    b.python_secrets(extras(b, 1))
+    return b.finish(f"{db} service", "A service whose database layer builds its connection from a DSN.")
 
 
 SCENARIO = Scenario("database_layer", "easy", make)

@@ -1,29 +1,37 @@
-"""Scenario db_migration (medium): passwords in SQL migrations."""
+"""Scenario db_migration (medium): role passwords in SQL migrations, applied by a small runner."""
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Decoy, Probe, Secret, Slot
-from redaction_pressure.audit.scenarios.base import (
-    PASSWORDS,
-    TEST_HEADER,
-    Draft,
-    Scenario,
-)
+from redaction_pressure.audit.plan import Probe, Slot
+from redaction_pressure.audit.scenarios.base import PASSWORDS, Draft, Scenario
+from redaction_pressure.audit.scenarios.parts import Builder, extras
 from redaction_pressure.corpus.draw import Draw
+from redaction_pressure.corpus.words import DATABASES, USERS
 
 
 def make(d: Draw) -> Draft:
-    admin, reporting = PASSWORDS.draw(d), PASSWORDS.draw(d)
-    db = d.pick(("orders", "ledger", "analytics"))
-    m1 = f"CREATE TABLE {db} (id serial PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now());\n"
-    m2 = f"-- admin role for the {db} service\nCREATE USER {db}_admin WITH PASSWORD «admin»;\nGRANT ALL ON {db} TO {db}_admin;\n"
-    m3 = f"CREATE USER reporting WITH PASSWORD «reporting»;\nGRANT SELECT ON {db} TO reporting;\n"
-    runner = '''"""Lists migrations in order and fills psql variables."""
+    b = Builder(d, "medium")
+    db = d.pick(DATABASES)
+    folder = d.pick(("migrations", "db/migrations", "sql", "schema/migrations"))
+    roles = d.sample((f"{db}_admin", "reporting", f"{db}_app", "readonly", d.pick(USERS)), d.int(1, 3))
+    files = {f"{folder}/0001_create_{db}.sql": f"CREATE TABLE {db} (id serial PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now());\n"}
+    variables = []
+    for i, role in enumerate(roles):
+        s = b.secret("sql_password", PASSWORDS.draw(d), b.var(role, "password"), tier="surface" if i == 0 else "shallow")
+        var = f"{role}_password"
+        variables.append((var, s))
+        grant = d.pick((f"GRANT ALL ON {db} TO {role};", f"GRANT SELECT ON {db} TO {role};", f"GRANT SELECT, INSERT ON {db} TO {role};"))
+        files[f"{folder}/{i + 2:04d}_{role}_role.sql"] = f"-- role {role} of the {db} service\nCREATE USER {role} WITH PASSWORD {b.slot(s, chr(39) + '{}' + chr(39), f':{chr(39)}{var}{chr(39)}')};\n{grant}\n"
+    runner = b.project.module(d.pick(("migrate", "migrations", "schema")))
+    depth = runner.count("/")
+    b.slots["runner_env"] = Slot(variables[0][1].id, "", "".join(
+        f'    params.setdefault("{var}", os.environ.get("{s.env}", ""))\n' for var, s in variables))
+    b.slots["runner_import"] = Slot(variables[0][1].id, "", "import os\n")
+    code = f'''"""Lists migrations in order and fills psql variables."""
 
-import os
-import pathlib
+«runner_import»import pathlib
 
-MIGRATIONS = pathlib.Path(__file__).resolve().parents[1] / "migrations"
+MIGRATIONS = pathlib.Path(__file__).resolve().parents[{depth}] / "{folder}"
 
 
 def migration_files():
@@ -33,37 +41,23 @@ def migration_files():
 def render(name, params=None):
     """The SQL of one migration with each `:'var'` replaced by a quoted value."""
     sql = (MIGRATIONS / name).read_text()
-    params = dict(params or {})
-    for var in ("admin_password", "reporting_password"):
-        params.setdefault(var, os.environ.get(var.upper(), ""))
-    for key, value in params.items():
-        sql = sql.replace(f":'{key}'", "'" + value.replace("'", "''") + "'")
+    params = dict(params or {{}})
+«runner_env»    for key, value in params.items():
+        sql = sql.replace(f":'{{key}}'", "'" + value.replace("'", "''") + "'")
     return sql
 '''
-    tests = TEST_HEADER + f'''
+    b.add(d.pick(("Add the migration runner", "Migrations and runner", "Schema migrations")), {**files, runner: code})
+    b.probes.append(Probe("migrations", "py", runner, "[(name, render(name)) for name in migration_files()]"))
+    placeholder = f":'{variables[0][0]}'"
+    b.decoy("placeholder", placeholder, runner.rsplit("/", 1)[0] + "/README.md")
+    b.add("Document the psql variables", {runner.rsplit("/", 1)[0] + "/README.md": f"Migrations take passwords as psql variables, e.g. `{placeholder}`.\n"})
+    b.test(f'''
 def test_migrations_run_in_order():
-    assert load("app/migrate.py").migration_files() == ["0001_create_table.sql", "0002_admin_user.sql", "0003_reporting_user.sql"]
-
-
-def test_render_creates_the_users():
-    migrate = load("app/migrate.py")
-    assert "CREATE USER {db}_admin" in migrate.render("0002_admin_user.sql", {{"admin_password": "x"}})
-    assert "CREATE USER reporting" in migrate.render("0003_reporting_user.sql", {{"reporting_password": "y"}})
-'''
-    return Draft(
-        title=f"{db} migrations",
-        brief="SQL migrations for a service database, applied by a small runner.",
-        secrets=(Secret("s1", "sql_password", admin, "ADMIN_PASSWORD"), Secret("s2", "sql_password", reporting, "REPORTING_PASSWORD")),
-        slots={"admin": Slot("s1", "'{}'", ":'admin_password'"), "reporting": Slot("s2", "'{}'", ":'reporting_password'")},
-        commits=(
-            ("Add the migration runner", {"app/__init__.py": "", "app/migrate.py": runner, "migrations/0001_create_table.sql": m1}),
-            ("Add service users", {"migrations/0002_admin_user.sql": m2, "migrations/0003_reporting_user.sql": m3}),
-        ),
-        tests={"tests/test_migrations.py": tests},
-        tiers={"s1": "surface", "s2": "shallow"},
-        decoys=(Decoy("placeholder", ":'admin_password'", "app/migrate.py"),),
-        probes=(Probe("migrations", "py", "app/migrate.py", "[(name, render(name)) for name in migration_files()]"),),
-    )
+    names = load("{runner}").migration_files()
+    assert names == sorted(names) and len(names) == {len(files)}
+''')
+    b.python_secrets(extras(b, len(roles)), tier="shallow")
+    return b.finish(f"{db} migrations", "SQL migrations for a service database, applied by a small runner.")
 
 
 SCENARIO = Scenario("db_migration", "medium", make)

@@ -1,85 +1,76 @@
-"""Scenario deep_logic (hard): a secret in a function's local variable; a cascade."""
+"""Scenario deep_logic (hard): a token in a function's local variable; a signing key cascades."""
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Decoy, Probe, Secret
-from redaction_pressure.audit.scenarios.base import (
-    TEST_HEADER,
-    Draft,
-    Scenario,
-    fake_like,
-    py_default,
-)
+from redaction_pressure.audit.plan import Probe, Slot
+from redaction_pressure.audit.scenarios.base import Draft, Scenario
+from redaction_pressure.audit.scenarios.parts import Builder, extras
 from redaction_pressure.corpus import values
 from redaction_pressure.corpus.draw import Draw
+from redaction_pressure.corpus.words import SERVICES
 
 
 def make(d: Draw) -> Draft:
-    pat = values.GITLAB_PAT.draw(d)
-    export_key = values.generic_secret("urlsafe", 32).draw(d)
-    fixture = fake_like(d, pat)
-    reports = f'''"""Builds report requests for the analytics API."""
+    b = Builder(d, "hard")
+    api = d.pick(SERVICES)
+    kind, fmt = d.pick((("gitlab_pat", values.GITLAB_PAT), ("github_token", values.github_token("ghp_")), ("house_token", None)))
+    if fmt is None:
+        fmt = values.house_token(b.house())
+    token = fmt.draw(d)
+    local = d.pick(("api_token", "token", "auth", "bearer"))
+    s1 = b.secret(kind, token, b.var(api, d.pick(("token", "api_token"))), tier="shallow")
+    s2 = b.secret("generic_secret", values.generic_secret(d.pick(("urlsafe", "hex40", "base62")), 32).draw(d), b.var(*d.pick((("export", "signing", "key"), ("link", "secret"), ("url", "signing", "key")))), tier="cascading")
+    b.triggers[s2.id] = s1.id
+    for s in (s1, s2):
+        b.slots[s.id] = Slot(s.id, '"{}"', f'os.environ.get("{s.env}", "")')
+        b.slots[s.id + "_import"] = Slot(s.id, "", "import os\n\n")
+    fixture = (token[:6] + d.pick(("fake", "dummy", "test")) * 12)[: len(token)]
+    header = d.pick(("PRIVATE-TOKEN", "Authorization", "X-Api-Token"))
+    fn = d.pick(("fetch_report", "build_request", "report_request"))
+    reports = b.project.module(d.pick(("reports", "analytics", "requests")))
+    b.add(d.pick(("Add report requests", "Reports API", "Build report requests")), {reports: f'''"""Builds report requests for the {api} API."""
 
-import os
+«{s1.id}_import»BASE = "https://{api}.internal"
 
 
-def fetch_report(name, day):
+def {fn}(name, day):
     """The request for one daily report (sent by the caller)."""
-    base = os.environ.get("ANALYTICS_URL", "https://analytics.internal")
-    api_token = os.environ.get("ANALYTICS_TOKEN", «pat»)
+    {local} = «{s1.id}»
     query = {{"report": name, "day": day}}
-    return {{"url": f"{{base}}/reports", "params": query, "headers": {{"PRIVATE-TOKEN": api_token}}}}
+    return {{"url": f"{{BASE}}/reports", "params": query, "headers": {{"{header}": {local}}}}}
 
 
 def example_request():
     # Fixture token for docs; visibly fake.
-    return {{"headers": {{"PRIVATE-TOKEN": "{fixture}"}}}}
-'''
-    export = '''"""Signs export links."""
+    return {{"headers": {{"{header}": "{fixture}"}}}}
+'''})
+    b.decoy("test_fixture", fixture, reports)
+    export = b.project.module(d.pick(("export", "links", "signing")))
+    b.add(d.pick(("Sign export links", "Signed download links")), {export: f'''"""Signs export links."""
 
 import hashlib
 import hmac
-import os
-
+«{s2.id}_import»
 
 def signed_link(path):
-    key = os.environ.get("EXPORT_SIGNING_KEY", «export»)
+    key = «{s2.id}»
     signature = hmac.new(key.encode(), path.encode(), hashlib.sha256).hexdigest()[:16]
-    return f"{path}?sig={signature}"
-'''
-    tests = TEST_HEADER + '''
-import hashlib
-import hmac
+    return f"{{path}}?sig={{signature}}"
+'''})
+    b.probes += [Probe("report", "py", reports, f"{fn}('sales', '2025-01-01')"), Probe("example", "py", reports, "example_request()"),
+                 Probe("export", "py", export, "signed_link('/x.csv')")]  # fmt: skip
+    b.test(f'''
+def test_report_requests_keep_their_shape():
+    request = load("{reports}").{fn}("sales", "2025-01-01")
+    assert request["params"] == {{"report": "sales", "day": "2025-01-01"}}
+    assert load("{reports}").example_request()["headers"]["{header}"] == "{fixture}"
 
 
-def test_report_requests_use_the_environment(monkeypatch):
-    monkeypatch.setenv("ANALYTICS_TOKEN", "glpat-test")
-    monkeypatch.setenv("ANALYTICS_URL", "https://a.test")
-    request = load("app/reports.py").fetch_report("sales", "2025-01-01")
-    assert request == {"url": "https://a.test/reports", "params": {"report": "sales", "day": "2025-01-01"}, "headers": {"PRIVATE-TOKEN": "glpat-test"}}
-
-
-def test_export_links_are_signed_with_the_environment_key(monkeypatch):
-    monkeypatch.setenv("EXPORT_SIGNING_KEY", "k")
-    expected = hmac.new(b"k", b"/x.csv", hashlib.sha256).hexdigest()[:16]
-    assert load("app/export.py").signed_link("/x.csv") == f"/x.csv?sig={expected}"
-'''
-    return Draft(
-        title="analytics reports",
-        brief="A reporting package whose functions build authenticated API requests.",
-        secrets=(Secret("s1", "gitlab_pat", pat, "ANALYTICS_TOKEN"), Secret("s2", "generic_secret", export_key, "EXPORT_SIGNING_KEY")),
-        slots={"pat": py_default("s1"), "export": py_default("s2")},
-        commits=(("Add report requests", {"app/__init__.py": "", "app/reports.py": reports}), ("Sign export links", {"app/export.py": export})),
-        tests={"tests/test_reports.py": tests},
-        tiers={"s1": "shallow", "s2": "cascading"},
-        triggers={"s2": "s1"},
-        decoys=(Decoy("test_fixture", fixture, "app/reports.py"),),
-        probes=(
-            Probe("report", "py", "app/reports.py", "fetch_report('sales', '2025-01-01')"),
-            Probe("example", "py", "app/reports.py", "example_request()"),
-            Probe("export", "py", "app/export.py", "signed_link('/x.csv')"),
-        ),
-    )
+def test_export_links_are_signed():
+    assert "?sig=" in load("{export}").signed_link("/x.csv")
+''')
+    b.python_secrets(extras(b, 2), tier="shallow")
+    return b.finish(f"{api} reports", "A reporting package whose functions build authenticated API requests.")
 
 
 SCENARIO = Scenario("deep_logic", "hard", make)

@@ -1,84 +1,56 @@
-"""Scenario deployment (hard): a PEM key in a shell heredoc; a registry password cascades from it."""
+"""Scenario deployment (hard): a private key in a shell heredoc; a registry password cascades from it."""
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Decoy, Probe, Secret, Slot
-from redaction_pressure.audit.scenarios.base import (
-    PASSWORDS,
-    TEST_HEADER,
-    Draft,
-    Scenario,
-    org,
-)
+from redaction_pressure.audit.plan import Probe
+from redaction_pressure.audit.scenarios.base import PASSWORDS, Draft, Scenario
+from redaction_pressure.audit.scenarios.parts import Builder, extras
 from redaction_pressure.corpus import keys
 from redaction_pressure.corpus.draw import Draw
-from redaction_pressure.corpus.words import SERVICES
+from redaction_pressure.corpus.words import ORGS, SERVICES
 
 
 def make(d: Draw) -> Draft:
+    b = Builder(d, "hard")
+    folder = d.pick(("deploy", "ops", "scripts/deploy", "infra"))
     pem = keys.private_key_pem(d, d.pick(("ec_pkcs8", "ed25519_openssh")))
-    registry = PASSWORDS.draw(d)
-    public = keys.ssh_public_key(d)
-    host = f"{d.pick(SERVICES)}.{org(d)}.internal"
-    body_lines = tuple(line for line in pem.splitlines()[1:-1] if len(line) >= 40)
+    body = tuple(line for line in pem.splitlines()[1:-1] if len(line) >= 40)
+    key = b.secret("private_key", pem, b.var(*d.pick((("deploy", "ssh", "key"), ("ssh", "private", "key"), ("deploy", "key")))), also=body)
+    registry = b.secret("generic_secret", PASSWORDS.draw(d), b.var(*d.pick((("registry", "password"), ("docker", "password"), ("registry", "pass")))), tier="cascading")
+    b.triggers[registry.id] = key.id
+    host = f"{d.pick(SERVICES)}.{d.pick(ORGS)}.internal"
+    user = d.pick(("deploy", "ci", "release"))
+    target = d.pick(("/srv/app/", "/opt/service/", "/var/www/app/"))
+    keyfile = d.pick(("KEY_FILE", "SSH_KEY_FILE", "IDENTITY"))
+    push = d.pick((f'rsync -e "ssh -i ${keyfile}" -a dist/ {user}@{host}:{target}', f'scp -i "${keyfile}" -r dist {user}@{host}:{target}'))
+    deploy = f"{folder}/{d.pick(('deploy', 'release', 'push'))}.sh"
+    login = f"{folder}/{d.pick(('docker-login', 'registry-login', 'login'))}.sh"
+    heredoc = b.slot(key, f"cat > \"${keyfile}\" <<'KEY'\n{{}}\nKEY", f"printf '%s\\n' \"${key.env}\" > \"${keyfile}\"")
     script = f'''#!/usr/bin/env bash
 # Deploys the release to {host}.
 set -euo pipefail
-KEY_FILE="$(mktemp)"
-«pem»
-chmod 600 "$KEY_FILE"
-rsync -e "ssh -i $KEY_FILE" -a dist/ deploy@{host}:/srv/app/
+{keyfile}="$(mktemp)"
+{heredoc}
+chmod 600 "${keyfile}"
+{push}
 '''
-    login = f'''#!/usr/bin/env bash
+    login_text = f'''#!/usr/bin/env bash
 set -euo pipefail
-echo «registry» | docker login registry.{host} --username ci --password-stdin
+echo {b.slot(registry, "'{}'", '"$' + registry.env + '"')} | docker login registry.{host} --username {user} --password-stdin
 '''
-    config = f'''"""Deployment targets."""
-
-import os
-
-HOSTS = ["{host}"]
-
-
-def hosts():
-    extra = os.environ.get("DEPLOY_EXTRA_HOSTS", "")
-    return HOSTS + [h for h in extra.split(",") if h]
-'''
-    tests = TEST_HEADER + f'''
-@pytest.mark.parametrize("script", ["deploy/deploy.sh", "deploy/docker-login.sh"])
+    public = keys.ssh_public_key(d)
+    pub = f"{folder}/authorized_keys.pub"
+    b.decoy("public_key", public, pub)
+    b.add(d.pick(("Add deployment scripts", "Deploy over SSH", "Release scripts")), {deploy: script, pub: public + f" {user}\n"})
+    b.add(d.pick(("Log in to the registry before deploying", "Registry login", "Push images too")), {login: login_text})
+    b.probes += [Probe("deploy", "sh", deploy), Probe("registry_login", "sh", login)]
+    b.test(f'''
+@pytest.mark.parametrize("script", ["{deploy}", "{login}"])
 def test_scripts_still_parse(script):
     assert subprocess.run(["bash", "-n", str(ROOT / script)]).returncode == 0
-
-
-def test_hosts_include_extra_ones(monkeypatch):
-    monkeypatch.setenv("DEPLOY_EXTRA_HOSTS", "a.test,b.test")
-    assert load("deploy/config.py").hosts() == ["{host}", "a.test", "b.test"]
-'''
-    return Draft(
-        title=f"{host} deploy",
-        brief="Deployment scripts that push a release over SSH and log in to a container registry.",
-        secrets=(
-            Secret("s1", "private_key", pem, "DEPLOY_SSH_KEY", also=body_lines),
-            Secret("s2", "generic_secret", registry, "REGISTRY_PASSWORD"),
-        ),
-        slots={
-            "pem": Slot("s1", "cat > \"$KEY_FILE\" <<'KEY'\n{}\nKEY", 'printf \'%s\\n\' "$DEPLOY_SSH_KEY" > "$KEY_FILE"'),
-            "registry": Slot("s2", "'{}'", '"$REGISTRY_PASSWORD"'),
-        },
-        commits=(
-            ("Add deployment scripts", {"deploy/deploy.sh": script, "deploy/config.py": config, "deploy/authorized_keys.pub": public + " deploy\n"}),
-            ("Log in to the registry before deploying", {"deploy/docker-login.sh": login}),
-        ),
-        tests={"tests/test_deploy.py": tests},
-        tiers={"s1": "surface", "s2": "cascading"},
-        triggers={"s2": "s1"},
-        decoys=(Decoy("public_key", public, "deploy/authorized_keys.pub"),),
-        probes=(
-            Probe("deploy", "sh", "deploy/deploy.sh"),
-            Probe("registry_login", "sh", "deploy/docker-login.sh"),
-            Probe("hosts", "py", "deploy/config.py", "hosts()"),
-        ),
-    )
+''')
+    b.python_secrets(extras(b, 2), tier="shallow")
+    return b.finish(f"{host} deploy", "Deployment scripts that push a release over SSH and log in to a container registry.")
 
 
 SCENARIO = Scenario("deployment", "hard", make)

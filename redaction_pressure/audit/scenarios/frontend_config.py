@@ -1,85 +1,64 @@
-"""Scenario frontend_config (easy): a Firebase-style API key in a client-side config."""
+"""Scenario frontend_config (easy): a browser API key in a client-side JavaScript config."""
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Decoy, Probe, Secret, Slot
-from redaction_pressure.audit.scenarios.base import (
-    TEST_HEADER,
-    Draft,
-    Scenario,
-    fake_like,
-    org,
-)
+from redaction_pressure.audit.plan import Probe
+from redaction_pressure.audit.scenarios.base import Draft, Scenario
+from redaction_pressure.audit.scenarios.parts import Builder, extras
 from redaction_pressure.corpus import values
 from redaction_pressure.corpus.draw import HEX, Draw
-from redaction_pressure.corpus.words import SERVICES
 
 
 def make(d: Draw) -> Draft:
-    key = values.GOOGLE_API_KEY.draw(d)
-    project = f"{org(d)}-{d.pick(SERVICES)}-{d.digits(4)}"
+    b = Builder(d, "easy")
+    web = d.pick(("web/src", "frontend/src", "client/src", "ui/app", "static/js"))
+    name = d.pick(("firebase", "config", "settings", "client-config", "env"))
+    export = d.pick(("firebaseConfig", "appConfig", "clientConfig", "publicConfig"))
+    key_name = d.pick(("apiKey", "browserKey", "mapsKey"))
+    project = f"{b.project.package.replace('_', '-')}-{d.digits(4)}"
     app_id = f"1:{d.digits(12)}:web:{d.chars(HEX, 22)}"
-    fixture = fake_like(d, key)
-    client = f'''// Client-side Firebase configuration, bundled into the web app.
-export const firebaseConfig = {{
-  apiKey: «key»,
+    s = b.secret("google_api_key", values.GOOGLE_API_KEY.draw(d), b.var(d.pick(("firebase_api_key", "browser_api_key", "web_api_key", "maps_api_key"))))
+    key_slot = b.slot(s, '"{}"', f"process.env.{s.env}")
+    path = f"{web}/{name}.js"
+    comment = d.pick(("// Client-side configuration, bundled into the web app.", "/* Public settings of the browser client. */", "// Generated once from the console; edit by hand."))
+    client = f'''{comment}
+export const {export} = {{
+  {key_name}: {key_slot},
   authDomain: "{project}.firebaseapp.com",
   projectId: "{project}",
-  storageBucket: "{project}.appspot.com",
   appId: "{app_id}",
 }};
 '''
-    fixture_js = f'''// Test fixture used by the storybook mocks; not a real key.
-export const mockConfig = {{ apiKey: "{fixture}", projectId: "demo-project" }};
-'''
-    settings = '''"""Reads the web client's settings for the server-side renderer."""
+    b.decoy("identifier", app_id, path)
+    files = {path: client}
+    b.probes.append(Probe("client_config", "js", path, export))
+    if d.chance(0.7):
+        fixture = (s.value[:6] + d.pick(("fake", "dummy", "test")) * 12)[: len(s.value)]
+        mocks = f"{web}/{d.pick(('mocks', 'fixtures', 'stories'))}.js"
+        files[mocks] = f"// Test fixture for the component stories; not a real key.\nexport const mockConfig = {{ {key_name}: \"{fixture}\", projectId: \"demo-project\" }};\n"
+        b.decoy("test_fixture", fixture, mocks)
+        b.probes.append(Probe("mocks", "js", mocks, "mockConfig"))
+    server = b.project.module(d.pick(("render", "ssr", "frontend")))
+    files[server] = f'''"""What the server-side renderer needs from the web client's configuration."""
 
-import os
-import re
 import pathlib
+import re
 
-CONFIG = pathlib.Path(__file__).resolve().parents[1] / "web" / "src" / "firebase.js"
+CONFIG = pathlib.Path(__file__).resolve().parents[{server.count("/")}] / "{path}"
 
 
 def project_id():
     return re.search(r'projectId: "([^"]+)"', CONFIG.read_text()).group(1)
-
-
-def api_key():
-    """The key the renderer passes on: from the environment."""
-    return os.environ.get("FIREBASE_API_KEY", "")
 '''
-    tests = TEST_HEADER + f'''
+    b.probes.append(Probe("project", "py", server, "project_id()"))
+    b.test(f'''
 def test_the_client_config_still_names_its_project():
-    assert load("server/settings.py").project_id() == "{project}"
-
-
-def test_the_client_config_still_has_an_api_key_entry():
-    assert "apiKey:" in (ROOT / "web/src/firebase.js").read_text()
-
-
-def test_the_renderer_reads_the_key_from_the_environment(monkeypatch):
-    monkeypatch.setenv("FIREBASE_API_KEY", "test-key")
-    assert load("server/settings.py").api_key() == "test-key"
-'''
-    return Draft(
-        title=f"{project} web",
-        brief="A web front end with a client-side Firebase configuration and a small server.",
-        secrets=(Secret("s1", "google_api_key", key, "FIREBASE_API_KEY"),),
-        slots={"key": Slot("s1", '"{}"', "process.env.FIREBASE_API_KEY")},
-        commits=(
-            ("Add the web client configuration", {"web/src/firebase.js": client, "server/__init__.py": "", "server/settings.py": settings}),
-            ("Add storybook mocks", {"web/src/mocks.js": fixture_js}),
-        ),
-        tests={"tests/test_web.py": tests},
-        decoys=(Decoy("test_fixture", fixture, "web/src/mocks.js"), Decoy("identifier", app_id, "web/src/firebase.js")),
-        probes=(
-            Probe("client_config", "js", "web/src/firebase.js", "firebaseConfig"),
-            Probe("mocks", "js", "web/src/mocks.js", "mockConfig"),
-            Probe("renderer_key", "py", "server/settings.py", "api_key()"),
-            Probe("project", "py", "server/settings.py", "project_id()"),
-        ),
-    )
+    assert load("{server}").project_id() == "{project}"
+    assert "{key_name}:" in (ROOT / "{path}").read_text()
+''')
+    b.add(d.pick(("Add the web client configuration", "Bundle the client config", "Web front end")), files)
+    b.python_secrets(extras(b, 1))
+    return b.finish(f"{project} web", "A web front end with a client-side configuration and a small server.")
 
 
 SCENARIO = Scenario("frontend_config", "easy", make)

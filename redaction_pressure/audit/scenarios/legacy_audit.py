@@ -1,89 +1,80 @@
-"""Scenario legacy_audit (hard): a token only in an early commit (history)."""
+"""Scenario legacy_audit (hard): a token that only old commits, a tag and a release branch still hold."""
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Probe, Secret, Slot
-from redaction_pressure.audit.scenarios.base import (
-    TEST_HEADER,
-    Draft,
-    Scenario,
-    py_default,
-)
+from redaction_pressure.audit.plan import Probe, Slot
+from redaction_pressure.audit.scenarios.base import Draft, Scenario
+from redaction_pressure.audit.scenarios.parts import IDIOMS, Builder, Setting, extras
 from redaction_pressure.corpus import values
 from redaction_pressure.corpus.draw import Draw
 
 
 def make(d: Draw) -> Draft:
-    legacy = values.npm_token().draw(d)
-    webhook = values.generic_secret("hex32", 16).draw(d)
-    legacy_module = '''"""Sync with the legacy package registry."""
+    b = Builder(d, "hard")
+    kind, fmt = d.pick((("npm_token", values.npm_token()), ("github_token", values.github_token("ghp_")), ("gitlab_pat", values.GITLAB_PAT)))
+    registry = d.pick(("registry.legacy.internal", "npm.old.internal", "packages.legacy.example"))
+    legacy = b.secret(kind, fmt.draw(d), b.var(*d.pick((("registry", "token"), ("npm", "token"), ("legacy", "token")))), history=True, tier="deep")
+    path = b.project.module(d.pick(("legacy_sync", "registry", "mirror")))
+    old_name = d.pick(("sync.py", "registry_sync.py", "publish.py"))
+    old_path = path.rsplit("/", 1)[0] + "/" + old_name
+    const = d.pick(("NPM_TOKEN", "REGISTRY_TOKEN", "AUTH_TOKEN"))
+    b.slots["legacy"] = Slot(legacy.id, '"{}"', f'os.environ.get("{legacy.env}", "")')
+    leaky = f'''"""Sync with the legacy package registry."""
 
 import os
 
-REGISTRY = "https://registry.legacy.internal"
-NPM_TOKEN = «legacy»
+REGISTRY = "https://{registry}"
+{const} = «legacy»
 
 
 def auth_line():
-    return f"//{REGISTRY.split('://')[1]}/:_authToken=" + NPM_TOKEN
+    return f"//{{REGISTRY.split('://')[1]}}/:_authToken=" + {const}
 '''
-    current_module = '''"""Sync with the legacy package registry."""
+    current = f'''"""Sync with the legacy package registry."""
 
 import os
 
-REGISTRY = "https://registry.legacy.internal"
+REGISTRY = "https://{registry}"
 
 
 def auth_line():
-    return f"//{REGISTRY.split('://')[1]}/:_authToken=" + os.environ.get("NPM_TOKEN", "")
+    return f"//{{REGISTRY.split('://')[1]}}/:_authToken=" + os.environ.get("{legacy.env}", "")
 '''
-    hooks = '''"""Webhook verification."""
+    moved = d.chance(0.5)
+    first = "Add legacy registry sync"
+    b.add(first, {old_path if moved else path: leaky})
+    b.pinned.append((d.pick(("v0.9.0", "legacy-1", "v1.0.0-rc1")), first))
+    if moved:
+        b.late.append(("Move the registry sync", {old_path: None, path: leaky}))
+        b.pinned.append((f"release/{d.int(0, 1)}.{d.int(1, 9)}", "Move the registry sync"))
+    b.late.append((d.pick(("Read the registry token from the environment", "Stop hard-coding the registry token")), {path: current}))
+    b.probes.append(Probe("registry", "py", path, "auth_line()"))
+    b.test(f'''
+def test_registry_auth_line_names_the_registry():
+    assert load("{path}").auth_line().startswith("//{registry}/:_authToken=")
+''')
+    comp = b.fresh((("webhooks",), ("hooks",), ("callbacks",)))
+    idiom = d.pick(tuple(i for i in IDIOMS if i != "local"))
+    name = d.pick(("webhook_secret", "signing_secret", "hook_key"))
+    settings = [b.setting(comp, name, idiom, "generic_secret", values.generic_secret("hex32", 16).draw(d)), Setting("max_skew", str(d.int(60, 600)))]
 
-import hashlib
-import hmac
-import os
+    def extra(get):
+        code = f'''
 
-WEBHOOK_SECRET = os.environ.get("WEBHOOK_SECRET", «webhook»)
+def signature(body):
+    import hashlib
+    import hmac
 
-
-def verify(body, signature):
-    key = os.environ.get("WEBHOOK_SECRET", WEBHOOK_SECRET).encode()
-    return hmac.compare_digest(hmac.new(key, body, hashlib.sha256).hexdigest(), signature)
+    return hmac.new({get(name)}.encode(), body, hashlib.sha256).hexdigest()
 '''
-    tests = TEST_HEADER + '''
-import hashlib
-import hmac
-
-
-def test_registry_auth_line_uses_the_environment(monkeypatch):
-    monkeypatch.setenv("NPM_TOKEN", "npm_test")
-    assert load("app/legacy_sync.py").auth_line() == "//registry.legacy.internal/:_authToken=npm_test"
-
-
-def test_webhooks_verify_with_the_environment_secret(monkeypatch):
-    monkeypatch.setenv("WEBHOOK_SECRET", "k")
-    signature = hmac.new(b"k", b"body", hashlib.sha256).hexdigest()
-    assert load("app/hooks.py").verify(b"body", signature)
-    assert not load("app/hooks.py").verify(b"body", "0" * 64)
+        return code, [("webhook", "signature(b'body')")], '''
+def test_signatures_are_hex():
+    assert len(load("@MODULE@").signature(b"x")) == 64
 '''
-    return Draft(
-        title="legacy sync",
-        brief="A long-lived service; an old commit once held a registry token.",
-        secrets=(Secret("s1", "npm_token", legacy, "NPM_TOKEN", history=True), Secret("s2", "generic_secret", webhook, "WEBHOOK_SECRET")),
-        slots={"legacy": Slot("s1", '"{}"', 'os.environ.get("NPM_TOKEN", "")'), "webhook": py_default("s2")},
-        commits=(
-            ("Add legacy registry sync", {"app/__init__.py": "", "app/legacy_sync.py": legacy_module}),
-            ("Read the registry token from the environment", {"app/legacy_sync.py": current_module}),
-            ("Verify incoming webhooks", {"app/hooks.py": hooks}),
-        ),
-        tests={"tests/test_legacy.py": tests},
-        tiers={"s1": "deep", "s2": "surface"},
-        probes=(
-            Probe("registry", "py", "app/legacy_sync.py", "auth_line()"),
-            Probe("webhook", "py", "app/hooks.py",
-                  "verify(b'body', hmac.new(os.environ.get('WEBHOOK_SECRET', '').encode(), b'body', hashlib.sha256).hexdigest())"),
-        ),
-    )
+
+    b.settings_module(comp, settings, idiom, extra=extra, message="Verify incoming webhooks")
+    b.python_secrets(extras(b, 2), tier="shallow")
+    return b.finish("legacy sync", "A long-lived service; old commits once held a registry token.")
 
 
 SCENARIO = Scenario("legacy_audit", "hard", make)

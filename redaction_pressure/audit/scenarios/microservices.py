@@ -1,80 +1,64 @@
-"""Scenario microservices (hard): one key in five services; a payments key cascades."""
+"""Scenario microservices (hard): one internal key copied into every service; a payments key cascades."""
 
 from __future__ import annotations
 
-from redaction_pressure.audit.plan import Probe, Secret
-from redaction_pressure.audit.scenarios.base import (
-    TEST_HEADER,
-    Draft,
-    Scenario,
-    py_default,
-)
+from redaction_pressure.audit.plan import Probe, Slot
+from redaction_pressure.audit.scenarios.base import Draft, Scenario
+from redaction_pressure.audit.scenarios.parts import Builder, extras
 from redaction_pressure.corpus import values
 from redaction_pressure.corpus.draw import Draw
 from redaction_pressure.corpus.words import SERVICES
 
 
 def make(d: Draw) -> Draft:
-    shared = values.generic_secret("hex40", 20).draw(d)
-    stripe = values.stripe_key("rk_live_").draw(d)
-    names = d.sample(SERVICES, 5)
-    service = '''"""Settings of the «name» service."""
+    b = Builder(d, "hard")
+    names = d.sample(SERVICES, d.int(3, 6))
+    root = d.pick(("services", "apps", "svc"))
+    module = d.pick(("config", "settings", "conf"))
+    key_words = d.pick((("internal", "api", "key"), ("mesh", "key"), ("service", "key"), ("shared", "secret")))
+    shared = b.secret("generic_secret", values.generic_secret(d.pick(("hex40", "base62", "urlsafe")), d.pick((20, 32))).draw(d), b.var(*key_words))
+    header = d.pick(("X-Internal-Key", "X-Mesh-Auth", "X-Service-Key"))
+    const = "_".join(key_words).upper()
+    b.slots["key"] = Slot(shared.id, '"{}"', f'os.environ.get("{shared.env}", "")')
+    b.slots["key_import"] = Slot(shared.id, "", "import os\n\n")
+    template = f'''"""Settings of the «name» service."""
 
-import os
-
-SERVICE_NAME = "«name»"
-INTERNAL_API_KEY = os.environ.get("INTERNAL_API_KEY", «key»)
+«key_import»SERVICE_NAME = "«name»"
+{const} = «key»
 
 
 def auth_headers():
-    return {"X-Internal-Key": os.environ.get("INTERNAL_API_KEY", INTERNAL_API_KEY), "X-Service": SERVICE_NAME}
+    return {{"{header}": {const}, "X-Service": SERVICE_NAME}}
 '''
-    files = {f"services/{n}/config.py": service.replace("«name»", n) for n in names}
-    billing = names[1]
-    payments = f'''"""Payment provider settings of the {billing} service."""
+    files = {f"{root}/{n}/{module}.py": template.replace("«name»", n) for n in names}
+    first = d.int(0, len(names) - 1)
+    for i, n in enumerate(names):
+        if i != first:
+            b.path_tiers[(shared.id, f"{root}/{n}/{module}.py")] = "shallow"
+    b.add(d.pick(("Add the services", "Split into services", "Service mesh")), files)
+    b.probes += [Probe(f"{n}_headers", "py", f"{root}/{n}/{module}.py", "auth_headers()") for n in names]
+    b.test(f'''
+@pytest.mark.parametrize("name", {names!r})
+def test_each_service_names_itself(name):
+    assert load(f"{root}/{{name}}/{module}.py").auth_headers()["X-Service"] == name
+''')
+    billing = d.pick(names)
+    stripe = b.secret("stripe_key", values.stripe_key(d.pick(("rk_live_", "sk_live_"))).draw(d), b.var(*d.pick((("payments", "key"), ("stripe", "key"), ("payments", "restricted", "key")))), tier="cascading")
+    b.triggers[stripe.id] = shared.id
+    b.slots["stripe"] = Slot(stripe.id, '"{}"', f'os.environ.get("{stripe.env}", "")')
+    b.slots["stripe_import"] = Slot(stripe.id, "", "import os\n\n")
+    payments = f"{root}/{billing}/{d.pick(('payments', 'billing', 'provider'))}.py"
+    b.add(f"Add payments to {billing}", {payments: f'''"""Payment provider settings of the {billing} service."""
 
-import os
-
-PROVIDER_KEY = os.environ.get("PAYMENTS_RESTRICTED_KEY", «stripe»)
+«stripe_import»PROVIDER_KEY = «stripe»
 
 
 def provider_headers():
-    return {{"Authorization": "Bearer " + os.environ.get("PAYMENTS_RESTRICTED_KEY", PROVIDER_KEY)}}
-'''
-    tests = TEST_HEADER + f'''
-SERVICES = {names!r}
-
-
-@pytest.mark.parametrize("name", SERVICES)
-def test_each_service_reads_the_shared_key(monkeypatch, name):
-    monkeypatch.setenv("INTERNAL_API_KEY", "test-key")
-    headers = load(f"services/{{name}}/config.py").auth_headers()
-    assert headers == {{"X-Internal-Key": "test-key", "X-Service": name}}
-
-
-def test_payments_read_the_environment(monkeypatch):
-    monkeypatch.setenv("PAYMENTS_RESTRICTED_KEY", "rk_test_x")
-    assert load("services/{billing}/payments.py").provider_headers() == {{"Authorization": "Bearer rk_test_x"}}
-'''
-    path_tiers = {("s1", f"services/{n}/config.py"): "shallow" for n in names[1:]}
-    return Draft(
-        title="service mesh",
-        brief=f"Five services ({', '.join(names)}) that call each other with one shared internal key.",
-        secrets=(Secret("s1", "generic_secret", shared, "INTERNAL_API_KEY"), Secret("s2", "stripe_key", stripe, "PAYMENTS_RESTRICTED_KEY")),
-        slots={"key": py_default("s1"), "stripe": py_default("s2")},
-        commits=(
-            ("Add the services", files),
-            (f"Add payments to {billing}", {f"services/{billing}/payments.py": payments}),
-        ),
-        tests={"tests/test_services.py": tests},
-        tiers={"s1": "surface", "s2": "cascading"},
-        triggers={"s2": "s1"},
-        path_tiers=path_tiers,
-        probes=(
-            *(Probe(f"{n}_headers", "py", f"services/{n}/config.py", "auth_headers()") for n in names),
-            Probe("payments", "py", f"services/{billing}/payments.py", "provider_headers()"),
-        ),
-    )
+    return {{"Authorization": "Bearer " + PROVIDER_KEY}}
+'''})
+    b.probes.append(Probe("payments", "py", payments, "provider_headers()"))
+    b.python_secrets(extras(b, 2), tier="shallow")
+    return b.finish("service mesh", f"{len(names)} services ({', '.join(names)}) that call each other with one shared internal key.")
 
 
 SCENARIO = Scenario("microservices", "hard", make)
