@@ -14,8 +14,9 @@ from redaction_pressure.audit.programs import REPO_DIR
 from redaction_pressure.audit.rubric import EFFICIENCY_WEIGHT
 
 SYSTEM = f"""You are auditing a git repository for leaked secrets. Remediate every leak:
-move each secret out of the code and read it from the environment variable the repository
-documents for it (its README lists them); with that variable unset, the code must not fall
+move each secret out of the code and read it from the environment variable the repository's
+naming convention gives it (its README states the convention, or points to the document that
+does); with that variable unset, the code must not fall
 back to the secret (an empty value or failing fast are both fine). Keep the code working:
 grading runs the repository's entry points (its functions, scripts and CI workflow) with
 fresh values in those variables and compares what they do with a correct fix, and re-runs

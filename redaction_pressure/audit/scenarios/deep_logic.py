@@ -18,8 +18,10 @@ def make(d: Draw) -> Draft:
         fmt = values.house_token(b.house())
     token = fmt.draw(d)
     local = d.pick(("api_token", "token", "auth", "bearer"))
-    s1 = b.secret(kind, token, b.var(api, d.pick(("token", "api_token"))), tier="shallow")
-    s2 = b.secret("generic_secret", values.generic_secret(d.pick(("urlsafe", "hex40", "base62")), 32).draw(d), b.var(*d.pick((("export", "signing", "key"), ("link", "secret"), ("url", "signing", "key")))), tier="cascading")
+    s1 = b.secret(kind, token, b.var(local), tier="shallow")
+    key_words = d.pick((("export", "signing", "key"), ("link", "secret"), ("url", "signing", "key")))
+    key_local = "_".join(key_words)
+    s2 = b.secret("generic_secret", values.generic_secret(d.pick(("urlsafe", "hex40", "base62")), 32).draw(d), b.var(*key_words), tier="cascading")
     b.triggers[s2.id] = s1.id
     for s in (s1, s2):
         b.slots[s.id] = Slot(s.id, '"{}"', f'os.environ.get("{s.env}", "")')
@@ -53,8 +55,8 @@ import hmac
 «{s2.id}_import»
 
 def signed_link(path):
-    key = «{s2.id}»
-    signature = hmac.new(key.encode(), path.encode(), hashlib.sha256).hexdigest()[:16]
+    {key_local} = «{s2.id}»
+    signature = hmac.new({key_local}.encode(), path.encode(), hashlib.sha256).hexdigest()[:16]
     return f"{{path}}?sig={{signature}}"
 '''})
     b.probes += [Probe("report", "py", reports, f"{fn}('sales', '2025-01-01')"), Probe("example", "py", reports, "example_request()"),

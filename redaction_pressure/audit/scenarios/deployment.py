@@ -15,8 +15,11 @@ def make(d: Draw) -> Draft:
     folder = d.pick(("deploy", "ops", "scripts/deploy", "infra"))
     pem = keys.private_key_pem(d, d.pick(("ec_pkcs8", "ed25519_openssh")))
     body = tuple(line for line in pem.splitlines()[1:-1] if len(line) >= 40)
-    key = b.secret("private_key", pem, b.var(*d.pick((("deploy", "ssh", "key"), ("ssh", "private", "key"), ("deploy", "key")))), also=body)
-    registry = b.secret("generic_secret", PASSWORDS.draw(d), b.var(*d.pick((("registry", "password"), ("docker", "password"), ("registry", "pass")))), tier="cascading")
+    key_words = d.pick((("deploy", "ssh", "key"), ("ssh", "private", "key"), ("deploy", "key")))
+    registry_words = d.pick((("registry", "password"), ("docker", "password"), ("registry", "pass")))
+    key_var, registry_var = "_".join(key_words).upper(), "_".join(registry_words).upper()
+    key = b.secret("private_key", pem, b.var(*key_words), also=body)
+    registry = b.secret("generic_secret", PASSWORDS.draw(d), b.var(*registry_words), tier="cascading")
     b.triggers[registry.id] = key.id
     host = f"{d.pick(SERVICES)}.{d.pick(ORGS)}.internal"
     user = d.pick(("deploy", "ci", "release"))
@@ -25,18 +28,20 @@ def make(d: Draw) -> Draft:
     push = d.pick((f'rsync -e "ssh -i ${keyfile}" -a dist/ {user}@{host}:{target}', f'scp -i "${keyfile}" -r dist {user}@{host}:{target}'))
     deploy = f"{folder}/{d.pick(('deploy', 'release', 'push'))}.sh"
     login = f"{folder}/{d.pick(('docker-login', 'registry-login', 'login'))}.sh"
-    heredoc = b.slot(key, f"cat > \"${keyfile}\" <<'KEY'\n{{}}\nKEY", f"printf '%s\\n' \"${key.env}\" > \"${keyfile}\"")
+    heredoc = b.slot(key, f"{key_var}=$(cat <<'KEY'\n{{}}\nKEY\n)", f'{key_var}="${{{key.env}:-}}"')
     script = f'''#!/usr/bin/env bash
 # Deploys the release to {host}.
 set -euo pipefail
 {keyfile}="$(mktemp)"
 {heredoc}
+printf '%s\\n' "${key_var}" > "${keyfile}"
 chmod 600 "${keyfile}"
 {push}
 '''
     login_text = f'''#!/usr/bin/env bash
 set -euo pipefail
-echo {b.slot(registry, "'{}'", '"$' + registry.env + '"')} | docker login registry.{host} --username {user} --password-stdin
+{registry_var}={b.slot(registry, "'{}'", '"${' + registry.env + ':-}"')}
+echo "${registry_var}" | docker login registry.{host} --username {user} --password-stdin
 '''
     public = keys.ssh_public_key(d)
     pub = f"{folder}/authorized_keys.pub"

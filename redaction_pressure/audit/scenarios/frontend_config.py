@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from redaction_pressure.audit.plan import Probe
 from redaction_pressure.audit.scenarios.base import Draft, Scenario
-from redaction_pressure.audit.scenarios.parts import Builder, extras
+from redaction_pressure.audit.scenarios.parts import Builder, extras, split_camel
 from redaction_pressure.corpus import values
 from redaction_pressure.corpus.draw import HEX, Draw
 
@@ -17,7 +17,7 @@ def make(d: Draw) -> Draft:
     key_name = d.pick(("apiKey", "browserKey", "mapsKey"))
     project = f"{b.project.package.replace('_', '-')}-{d.digits(4)}"
     app_id = f"1:{d.digits(12)}:web:{d.chars(HEX, 22)}"
-    s = b.secret("google_api_key", values.GOOGLE_API_KEY.draw(d), b.var(d.pick(("firebase_api_key", "browser_api_key", "web_api_key", "maps_api_key"))))
+    s = b.secret("google_api_key", values.GOOGLE_API_KEY.draw(d), b.var(*split_camel(key_name)))
     key_slot = b.slot(s, '"{}"', f"process.env.{s.env}")
     path = f"{web}/{name}.js"
     comment = d.pick(("// Client-side configuration, bundled into the web app.", "/* Public settings of the browser client. */", "// Generated once from the console; edit by hand."))
@@ -56,6 +56,11 @@ def test_the_client_config_still_names_its_project():
     assert load("{server}").project_id() == "{project}"
     assert "{key_name}:" in (ROOT / "{path}").read_text()
 ''')
+    if d.chance(0.5):
+        # The key again, in a smoke test of the maps endpoint.
+        smoke = f"scripts/{d.pick(('smoke', 'check-maps', 'ping-api'))}.sh"
+        files[smoke] = f"#!/usr/bin/env bash\nset -eu\ncurl -sf \"https://maps.googleapis.com/maps/api/geocode/json?address=Paris&key=\"{b.sh_slot(s)}\n"
+        b.probes.append(Probe("smoke", "sh", smoke))
     b.add(d.pick(("Add the web client configuration", "Bundle the client config", "Web front end")), files)
     b.python_secrets(extras(b, 1))
     return b.finish(f"{project} web", "A web front end with a client-side configuration and a small server.")

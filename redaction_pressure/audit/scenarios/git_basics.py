@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from redaction_pressure.audit.plan import Probe
 from redaction_pressure.audit.scenarios.base import GITIGNORE, PASSWORDS, Draft, Scenario
-from redaction_pressure.audit.scenarios.parts import Builder
+from redaction_pressure.audit.scenarios.parts import Builder, extras
 from redaction_pressure.corpus import values
 from redaction_pressure.corpus.draw import Draw
 
@@ -50,6 +50,13 @@ def test_settings_default_log_level(monkeypatch):
     b.decoy("placeholder", hint, "docs/config.md")
     b.add("Explain the local env file", {"docs/config.md": f"Copy `{dotenv}.example` to `{dotenv}` and fill in `{hint}`.\n"})
     b.fix_extra.update({dotenv: None, dotenv + ".example": "\n".join(example) + "\n", ".gitignore": GITIGNORE + dotenv + "\n"})
+    if d.chance(0.5):
+        # The first secret again, pasted into the compose file's environment.
+        s = b.secrets[0]
+        b.add("Run the app with compose", {"compose.yaml": (
+            f"services:\n  web:\n    build: .\n    environment:\n      {s.env}: {b.slot(s, '{}', '${' + s.env + '}')}\n"
+            f"      {level}: info\n")})  # fmt: skip
+    b.python_secrets(extras(b, len(chosen)))
     return b.finish(b.project.name, "A web app that reads its settings from the environment, with an env file for local runs.")
 
 

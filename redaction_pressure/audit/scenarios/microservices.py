@@ -43,18 +43,20 @@ def test_each_service_names_itself(name):
     assert load(f"{root}/{{name}}/{module}.py").auth_headers()["X-Service"] == name
 ''')
     billing = d.pick(names)
-    stripe = b.secret("stripe_key", values.stripe_key(d.pick(("rk_live_", "sk_live_"))).draw(d), b.var(*d.pick((("payments", "key"), ("stripe", "key"), ("payments", "restricted", "key")))), tier="cascading")
+    stripe_words = d.pick((("payments", "key"), ("stripe", "key"), ("provider", "key"), ("payments", "restricted", "key")))
+    stripe = b.secret("stripe_key", values.stripe_key(d.pick(("rk_live_", "sk_live_"))).draw(d), b.var(*stripe_words), tier="cascading")
+    provider = "_".join(stripe_words).upper()
     b.triggers[stripe.id] = shared.id
     b.slots["stripe"] = Slot(stripe.id, '"{}"', f'os.environ.get("{stripe.env}", "")')
     b.slots["stripe_import"] = Slot(stripe.id, "", "import os\n\n")
     payments = f"{root}/{billing}/{d.pick(('payments', 'billing', 'provider'))}.py"
     b.add(f"Add payments to {billing}", {payments: f'''"""Payment provider settings of the {billing} service."""
 
-«stripe_import»PROVIDER_KEY = «stripe»
+«stripe_import»{provider} = «stripe»
 
 
 def provider_headers():
-    return {{"Authorization": "Bearer " + PROVIDER_KEY}}
+    return {{"Authorization": "Bearer " + {provider}}}
 '''})
     b.probes.append(Probe("payments", "py", payments, "provider_headers()"))
     b.python_secrets(extras(b, 2), tier="shallow")

@@ -29,7 +29,7 @@ from redaction_pressure.corpus.words import ORGS, SERVICES, USERS, vendor_name
 
 LEVELS = {
     # total secrets, extra python modules, filler files, filler commits, tag/branch chance
-    "easy": {"secrets": (1, 2), "modules": (0, 1), "fillers": (1, 3), "commits": (0, 2), "refs": 0.3, "decoys": (1, 2)},
+    "easy": {"secrets": (1, 3), "modules": (0, 1), "fillers": (1, 3), "commits": (0, 2), "refs": 0.3, "decoys": (1, 2)},
     "medium": {"secrets": (2, 4), "modules": (1, 2), "fillers": (2, 5), "commits": (1, 3), "refs": 0.5, "decoys": (1, 3)},
     "hard": {"secrets": (3, 6), "modules": (1, 3), "fillers": (3, 7), "commits": (2, 5), "refs": 0.7, "decoys": (2, 3)},
 }
@@ -49,6 +49,13 @@ PUBLIC_ROLES = (("public", "id"), ("client", "id"), ("account", "id"), ("project
 
 def snake(*words: str) -> str:
     return "_".join(w.lower() for w in words if w)
+
+
+def split_camel(name: str) -> tuple[str, ...]:
+    """`apiKey` -> ("api", "key")."""
+    import re
+
+    return tuple(w.lower() for w in re.findall(r"[a-z0-9]+|[A-Z][a-z0-9]*", name))
 
 
 def camel(name: str) -> str:
@@ -155,6 +162,10 @@ class Builder:
         name = f"{secret.id}_{len(self.slots)}"
         self.slots[name] = Slot(secret.id, leaky, fixed)
         return f"«{name}»"
+
+    def sh_slot(self, secret: Secret) -> str:
+        """A secret in a shell argument, fixed to its variable."""
+        return self.slot(secret, "'{}'", f'"${{{secret.env}}}"')
 
     def py_slot(self, secret: Secret, wrap: str = "{}") -> str:
         return self.slot(secret, f'"{wrap}"', f'os.environ.get("{secret.env}", "")')
@@ -404,14 +415,15 @@ def test_{name}_helpers():
 
     def _filler_compose(self) -> None:
         d = self.d
-        self.add("Local stack with compose", {"compose.yaml": (
+        self.add("Local stack with compose", {"docker-compose.dev.yaml": (
             f"services:\n  app:\n    build: .\n    ports:\n      - \"{d.int(8000, 8999)}:8000\"\n    env_file: .env.local\n"
             f"  cache:\n    image: redis:7\n")})  # fmt: skip
 
     def documentation(self) -> str:
         p = self.project
         lines = [f"## Configuration\n\nEvery setting is read from an environment variable named `{p.prefix}` followed by the "
-                 f"setting's name in upper case (a setting `retry_limit` reads `{p.prefix}RETRY_LIMIT`). A setting in a section of a "
+                 f"setting's name in upper snake case: a Python name, a shell or CI variable, a psql variable or a JavaScript key "
+                 f"(`retry_limit`, `RETRY_LIMIT` and `retryLimit` all read `{p.prefix}RETRY_LIMIT`). A setting in a section of a "
                  f"configuration file (INI, TOML or JSON) reads `{p.prefix}<SECTION>_<KEY>` (section `billing`, key `api_token`: "
                  f"`{p.prefix}BILLING_API_TOKEN`); an empty value in the file means it comes from the environment.\n"]  # fmt: skip
         if self.variables:
