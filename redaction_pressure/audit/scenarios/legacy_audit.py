@@ -13,11 +13,12 @@ def make(d: Draw) -> Draft:
     b = Builder(d, "hard")
     kind, fmt = d.pick((("npm_token", values.npm_token()), ("github_token", values.github_token("ghp_")), ("gitlab_pat", values.GITLAB_PAT)))
     registry = d.pick(("registry.legacy.internal", "npm.old.internal", "packages.legacy.example"))
-    legacy = b.secret(kind, fmt.draw(d), b.var(*d.pick((("registry", "token"), ("npm", "token"), ("legacy", "token")))), history=True, tier="deep")
+    words = d.pick((("registry", "token"), ("npm", "token"), ("legacy", "token"), ("auth", "token")))
+    legacy = b.secret(kind, fmt.draw(d), b.var(*words), history=True, tier="deep")
     path = b.project.module(d.pick(("legacy_sync", "registry", "mirror")))
     old_name = d.pick(("sync.py", "registry_sync.py", "publish.py"))
     old_path = path.rsplit("/", 1)[0] + "/" + old_name
-    const = d.pick(("NPM_TOKEN", "REGISTRY_TOKEN", "AUTH_TOKEN"))
+    const = "_".join(words).upper()
     b.slots["legacy"] = Slot(legacy.id, '"{}"', f'os.environ.get("{legacy.env}", "")')
     leaky = f'''"""Sync with the legacy package registry."""
 

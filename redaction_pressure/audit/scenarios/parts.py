@@ -285,7 +285,7 @@ class Builder:
 def test_{fn}_keeps_its_settings():
     settings = load("{path}").{fn}()
     flat = {{k: v for part in settings.values() for k, v in part.items()}} if all(isinstance(v, dict) for v in settings.values()) else settings
-    assert set(flat) == {set(keys)!r}
+    assert sorted(flat) == {sorted(keys)!r}
     for name, value in {literal!r}.items():
         assert flat[name] == value
 ''')
