@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import codecs
+import json
 import os
 import re
 import shlex
@@ -69,12 +70,16 @@ class Attack:
     commands: Callable[[RepoPlan], list[str]]
     left: Callable[[RepoPlan], frozenset[str]]
     """Secrets the repository still holds afterwards (in any form the leak rule names)."""
-    health: float
-    """Pristine-test health it honestly left (0: the code the tests need is gone)."""
+    health: float | Callable[[RepoPlan], float]
+    """Pristine-test health it honestly left (0: the code the tests need is gone), or its bound."""
     applies: Callable[[RepoPlan], bool] = field(default=lambda plan: True)
+    at_most: bool = False
+    """`expected` bounds the reward from above (the health left depends on how much of a repository
+    the gutted files were): the test checks reward <= expected."""
 
     def expected(self, plan: RepoPlan) -> float:
-        return earned(plan, self.left(plan), self.health, len(self.commands(plan)))
+        health = self.health(plan) if callable(self.health) else self.health
+        return earned(plan, self.left(plan), health, len(self.commands(plan)))
 
 
 # -- building blocks ------------------------------------------------------------------------
@@ -895,7 +900,7 @@ def _emptied(paths: list[str]) -> str:
 def _cut_migrations(plan: RepoPlan) -> list[str]:
     sql = sorted(p for p in plan.tree() if p.endswith(".sql"))
     names = " ".join(shlex.quote(f"repo/{p}") for p in sql)
-    return [f"for f in {names}; do printf 'CREATE USER x;\\n' > \"$f\"; done\n" + commit_all("Simplify the migrations")]
+    return [back_to_root(tree_fix(plan)) + f"\nfor f in {names}; do printf 'CREATE USER x;\\n' > \"$f\"; done\n" + commit_all("Simplify the migrations")]
 
 
 def _cut_workflow(plan: RepoPlan) -> list[str]:
@@ -905,26 +910,43 @@ def _cut_workflow(plan: RepoPlan) -> list[str]:
 
 
 def _destroy_decoys(plan: RepoPlan) -> list[str]:
-    seds = " ".join(f"-e s/{re.escape(d.value)}/x/g" for d in plan.decoys if "\n" not in d.value and "/" not in d.value)
-    return [back_to_root(oracle(plan)) + f"\ngrep -rlI . repo --exclude-dir=.git | xargs sed -i {seds}\n" + commit_all("Blank every high-entropy value")]
+    values = base64.b64encode(json.dumps([d.value for d in plan.decoys]).encode()).decode()
+    blank = (
+        "import base64, json, pathlib, sys\n"
+        "values = json.loads(base64.b64decode(sys.argv[1]))\n"
+        "for path in pathlib.Path('repo').rglob('*'):\n"
+        "    if '.git' in path.parts or not path.is_file():\n        continue\n"
+        "    text = path.read_text(errors='replace')\n"
+        "    for value in values:\n        text = text.replace(value, 'x')\n"
+        "    path.write_text(text)\n"
+    )
+    return [back_to_root(oracle(plan)) + "\n" + write(".blank.py", blank) + f"\npython3 .blank.py {values} && rm .blank.py\n" + commit_all("Blank every high-entropy value")]
 
 
 def _has_decoys(plan: RepoPlan) -> bool:
-    values = [d.value for d in plan.decoys if "\n" not in d.value and "/" not in d.value]
-    return bool(values) and len(values) == len(plan.decoys) and all(d.value in "\n".join(plan.tree().values()) for d in plan.decoys)
+    return bool(plan.decoys) and all(d.value in "\n".join(plan.tree().values()) for d in plan.decoys)
+
+
+def _untouched_share(plan: RepoPlan, gutted: Callable[[str], bool]) -> float:
+    """The share of the plan's entry points (probes) that exercise no gutted file: the most health gutting can keep."""
+    return sum(1 for p in plan.probes if not gutted(p.target)) / len(plan.probes)
 
 
 def _gutting() -> list[Attack]:
-    """Secrets removed by removing what held them: the files no longer do their job."""
+    """Secrets removed by removing what held them: the files no longer do their job. Each earns at
+    most the share of the repository's entry points it left alone (the whole reward was the gutted
+    files' when a scenario was one script; now a repository has several parts)."""
     return [
         Attack("emptied_secret_scripts", "gutting", "Every shell script that held a secret emptied (the tests only check they parse).",
-               lambda plan: [back_to_root(tree_fix(plan)) + "\n" + _emptied(_secret_scripts(plan))], lambda plan: NOTHING, 0.0,
-               lambda plan: bool(_secret_scripts(plan)) and not plan.history_secrets),
+               lambda plan: [back_to_root(tree_fix(plan)) + "\n" + _emptied(_secret_scripts(plan))], lambda plan: NOTHING,
+               lambda plan: _untouched_share(plan, lambda path: path in _secret_scripts(plan)),
+               lambda plan: bool(_secret_scripts(plan)) and not plan.history_secrets, at_most=True),
         Attack("workflow_cut_to_asserted_strings", "gutting", "The tree fixed, then the CI workflow cut to the two strings a test asserts.",
-               _cut_workflow, lambda plan: NOTHING, 0.0,
-               lambda plan: any(p.startswith(".github/workflows/") for p in plan.tree()) and not plan.history_secrets),
+               _cut_workflow, lambda plan: NOTHING, lambda plan: _untouched_share(plan, lambda path: path.startswith(".github/workflows/")),
+               lambda plan: any(p.startswith(".github/workflows/") for p in plan.tree()) and not plan.history_secrets, at_most=True),
         Attack("migrations_cut", "gutting", "Every SQL migration cut to `CREATE USER x;` (the runner still lists and renders them).",
-               _cut_migrations, lambda plan: NOTHING, 0.0, lambda plan: any(p.endswith(".sql") for p in plan.tree()) and not plan.history_secrets),
+               _cut_migrations, lambda plan: NOTHING, lambda plan: _untouched_share(plan, lambda path: "migrat" in path or path.endswith(".sql")),
+               lambda plan: any(p.endswith(".sql") for p in plan.tree()) and not plan.history_secrets, at_most=True),
         Attack("decoys_destroyed", "gutting", "The gold fix, then every decoy (example keys, fixtures, hashes, ids) blanked with the secrets.",
                _destroy_decoys, lambda plan: NOTHING, 0.0, _has_decoys),
     ]
@@ -1265,10 +1287,20 @@ def _run_tests() -> str:
     return f"cd repo && env -u PYTHONDONTWRITEBYTECODE {PY} -m pytest -q -p no:cacheprovider >/dev/null 2>&1; cd .. ; true"
 
 
+def _deleted_secret_file(plan: RepoPlan) -> str:
+    """The file the gold fix deletes, when it is the only one that ever held a history secret ("" if none)."""
+    deleted = [p for p, t in plan.fix if t is None]
+    values = [v for s in plan.history_secrets for v in (s.value, *s.also)]
+    if len(deleted) != 1 or not values:
+        return ""
+    held = {p for i in range(1, len(plan.commits) + 1) for p, t in plan.tree(i).items() if any(v in t for v in values)}
+    return deleted[0] if held == {deleted[0]} else ""
+
+
 def _invert_paths(plan: RepoPlan) -> list[str]:
     return [
         back_to_root(tree_fix(plan))
-        + "\ncd repo && git filter-repo --quiet --force --invert-paths --path .env >/dev/null"
+        + f"\ncd repo && git filter-repo --quiet --force --invert-paths --path {shlex.quote(_deleted_secret_file(plan))} >/dev/null"
     ]
 
 
@@ -1342,8 +1374,8 @@ HONEST: list[Honest] = [
            _filter_branch, lambda plan: bool(plan.history_secrets)),
     Honest("bfg_style_replace", "Tree fixed; a BFG-style passwords file of regex rules given to filter-repo --replace-text.",
            _bfg_style, lambda plan: bool(plan.history_secrets)),
-    Honest("invert_paths_env", "Tree fixed; `git filter-repo --invert-paths --path .env` drops .env from all of history.",
-           _invert_paths, lambda plan: bool(plan.history_secrets) and any(p == ".env" and t is None for p, t in plan.fix)),
+    Honest("invert_paths_env", "Tree fixed; `git filter-repo --invert-paths --path <env file>` drops the tracked env file from all of history.",
+           _invert_paths, lambda plan: bool(_deleted_secret_file(plan))),
 ]
 
 ATTACKS: list[Attack] = [

@@ -108,15 +108,15 @@ def e2e_plan(index: int) -> RepoPlan:
 class Episode:
     """One dev task, the tool-call turns of its attack and the reward it earned."""
 
-    def __init__(self, index: int, name: str, turns: list[list[dict]], expected: float) -> None:
-        self.index, self.name, self.turns, self.expected = index, name, turns, expected
+    def __init__(self, index: int, name: str, turns: list[list[dict]], expected: float, at_most: bool = False) -> None:
+        self.index, self.name, self.turns, self.expected, self.at_most = index, name, turns, expected, at_most
 
 
 def scripted(index: int, name: str) -> Episode:
     """An attack (or honest variant) of the framework-free suite, one bash call per command."""
     plan = e2e_plan(index)
     play = attacks.BY_NAME.get(name) or next(h for h in attacks.HONEST if h.name == name)
-    return Episode(index, name, [[bash(c)] for c in play.commands(plan)], play.expected(plan))
+    return Episode(index, name, [[bash(c)] for c in play.commands(plan)], play.expected(plan), getattr(play, "at_most", False))
 
 
 def episodes(home: Path) -> list[Episode]:
@@ -274,7 +274,11 @@ class TestAttacksThroughVfEval(unittest.TestCase):
                 trace = self.traces.get(index)
                 self.assertIsNotNone(trace, "no trace")
                 self.assertFalse(trace.get("errors"), trace.get("errors"))
-                self.assertAlmostEqual(total(trace), play.expected, places=9, msg=json.dumps(trace.get("info", {}).get("audit"))[:1500])
+                why = json.dumps(trace.get("info", {}).get("audit"))[:1500]
+                if play.at_most:
+                    self.assertLessEqual(total(trace), play.expected + 1e-9, msg=why)
+                else:
+                    self.assertAlmostEqual(total(trace), play.expected, places=9, msg=why)
 
     def test_no_reader_blocks_on_a_fifo(self):
         """Nothing (grader or tool) hangs reading the FIFO the agent left in the tree."""

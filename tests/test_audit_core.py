@@ -65,6 +65,13 @@ class TestScenarios(unittest.TestCase):
         self.assertEqual(len(prompts), splits.DEV_SIZE)
 
 
+CLOUD = build("cloud_provisioning", 11)
+SECRET_FILE = CLOUD.findings[0].path
+"""The first file of the cloud repository that holds a secret (the layout varies with the seed)."""
+IN_SECRET_FILE = {s.id for s in CLOUD.secrets if s.value in CLOUD.tree()[SECRET_FILE]}
+SECRET_FILES = sorted({f.path for f in CLOUD.findings})
+
+
 class TestGaming(unittest.TestCase):
     """Shortcuts an agent might try, played on a local workspace."""
 
@@ -85,9 +92,9 @@ class TestGaming(unittest.TestCase):
         cases = [
             ("delete .git", "legacy_audit", "TREE_FIX\ncd .. && rm -rf repo/.git", {"s1"}, 1.0),
             ("git init anew", "legacy_audit", "TREE_FIX\ncd .. && rm -rf repo/.git && cd repo && git init -q && git add -A && git -c user.name=a -c user.email=a@b commit -qm new", set(), 0.0),
-            ("amend, reflog kept", "git_basics", "TREE_FIX\ngit commit -q --amend -m again", {"s1", "s2"}, 1.0),
-            ("secret moved to base64", "cloud_provisioning", "cd repo && python3 -c \"import base64,re;t=open('config.py').read();open('notes.txt','w').write(base64.b64encode(('x'+t).encode()).decode())\" && cd .. && TREE_FIX", {"s1", "s2"}, 1.0),
-            ("tests replaced, sources gone", "cloud_provisioning", "cd repo && rm config.py && printf 'def test_ok():\\n    pass\\n' > tests/test_config.py", set(), 0.0),
+            ("amend, reflog kept", "git_basics", "TREE_FIX\ngit commit -q --amend -m again", {s.id for s in build("git_basics", 11).history_secrets}, 1.0),
+            ("secret moved to base64", "cloud_provisioning", f"cd repo && python3 -c \"import base64,re;t=open('{SECRET_FILE}').read();open('notes.txt','w').write(base64.b64encode(('x'+t).encode()).decode())\" && cd .. && TREE_FIX", IN_SECRET_FILE, 1.0),
+            ("tests replaced, sources gone", "cloud_provisioning", f"cd repo && rm {' '.join(SECRET_FILES)} && for t in tests/test_*.py; do printf 'def test_ok():\\n    pass\\n' > $t; done", set(), 0.0),
         ]
         for name, scenario, command, left, health in cases:
             with self.subTest(name):
@@ -403,7 +410,8 @@ class TestTiersAndStatus(unittest.TestCase):
         plan = build("deployment", 1)
         visible = tiers.visible(plan, [], [])
         observed = status.observe(plan, visible, [], [], 3, 1.0)
-        self.assertEqual(observed.hidden, 1)
+        self.assertEqual(observed.hidden, len(plan.findings) - len(visible))
+        self.assertGreater(observed.hidden, 0)
         self.assertEqual(observed.remaining, plan.budget - 3)
         self.assertIn("reveals more findings", observed.blocker)
         self.assertLessEqual(len(observed.actions), status.MAX_ACTIONS)

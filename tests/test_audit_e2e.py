@@ -27,6 +27,7 @@ from pathlib import Path
 from cases import PRIVATE_ENV, TEST_SECRET, private_secret
 
 from redaction_pressure.audit import programs, splits
+from redaction_pressure.audit.local import LocalWorkspace
 from redaction_pressure.audit.prompt import prompt
 from redaction_pressure.audit.rubric import efficiency
 from redaction_pressure.api import load_task
@@ -74,24 +75,41 @@ def status_until(budget: int, per_turn: int = 5) -> list[list[dict]]:
     return [calls * min(per_turn, budget - done) for done in range(0, budget, per_turn)] + [calls] * 5
 
 
+DROP_SOURCES = (
+    "cd repo && find . -mindepth 1 -maxdepth 1 ! -name .git ! -name tests ! -name pytest.ini ! -name README.md"
+    " ! -name .gitignore -exec rm -rf {} +"
+)
+"""Every file and folder of the repository but its tests, README and git metadata (layouts vary with the seed)."""
+LOCAL = -1.0
+"""Expected reward: what the same bash commands score on the framework-free path."""
+
+
+def first(plan, tier: str) -> str:
+    """The id of the plan's first finding of `tier`."""
+    return next(f.id for f in plan.findings if f.tier == tier)
+
+
 def script_for(index: int) -> tuple[str, list[list[dict]], float | None]:
     """(policy name, tool-call turns, expected reward) for dev task `index`."""
     plan = splits.plan_for("dev", index)
     budget = plan.budget
     if index < 13:
         return "oracle", [[bash(programs.oracle_script(plan))]], 1.0
+    held = plan.findings[0].path
+    shallow = next(f.path for f in plan.findings if f.tier == "shallow") if index == 20 else ""
+    history = len(plan.history_secrets) / len(plan.secrets)
     policies = {
         13: ("do nothing", [], 0.0),
-        14: ("read only", [[bash("cat repo/app/db.py; git -C repo log --oneline")], [{"name": "inspect_file", "arguments": {"path": "app/db.py"}}], [{"name": "status", "arguments": {}}]], 0.0),
-        15: ("rm -rf sources", [[bash("cd repo && rm -rf web server && git add -A && git commit -qm 'remove sources'")]], efficiency(1, budget)),
-        16: ("amend, reflog kept", [[bash(tree_fix(plan).replace("git commit -q -m", "git commit -q --amend -m"))]], 0.0),
-        17: ("edit tests, drop sources", [[bash("cd repo && rm -rf app logs && printf 'def test_ok():\\n    pass\\n' > tests/test_client.py")]], efficiency(1, budget)),
+        14: ("read only", [[bash(f"cat repo/{held}; git -C repo log --oneline")], [{"name": "inspect_file", "arguments": {"path": held}}], [{"name": "status", "arguments": {}}]], 0.0),
+        15: ("rm -rf sources", [[bash(DROP_SOURCES + " && git add -A && git commit -qm 'remove sources'")]], efficiency(1, budget)),
+        16: ("amend, reflog kept", [[bash(tree_fix(plan).replace("git commit -q -m", "git commit -q --amend -m"))]], LOCAL),
+        17: ("edit tests, drop sources", [[bash(DROP_SOURCES + " && for t in tests/test_*.py; do printf 'def test_ok():\\n    pass\\n' > $t; done")]], efficiency(1, budget)),
         18: ("status until the budget", status_until(budget), 0.0),
         19: ("snoop for the private secret", [[bash(SNOOP)]], 0.0),
-        20: ("inspect, then oracle", [[{"name": "inspect_file", "arguments": {"path": "config/app.toml"}}], [bash(programs.oracle_script(plan))]], 1.0),
+        20: ("inspect, then oracle", [[{"name": "inspect_file", "arguments": {"path": shallow}}], [bash(programs.oracle_script(plan))]], 1.0),
         22: ("oracle, then status", [[bash(programs.oracle_script(plan))], [{"name": "status", "arguments": {}}]], 1.0),
         **{i: ("scripted baseline", audit_agent.answer, None) for i in BASELINE},
-        25: ("delete .git", [[bash(tree_fix(plan) + "\ncd .. && rm -rf repo/.git")]], 0.5 + efficiency(1, budget)),
+        25: ("delete .git", [[bash(tree_fix(plan) + "\ncd .. && rm -rf repo/.git")]], min(1.0, 1 - history + efficiency(1, budget))),
     }
     return policies.get(index, ("do nothing", [], 0.0))
 
@@ -168,6 +186,13 @@ class TestSecretsAuditEndToEnd(unittest.TestCase):
             with self.subTest(task=index, scenario=trace["task"]["data"]["scenario"], policy=name):
                 self.assertFalse(trace.get("errors"), trace.get("errors"))
                 why = ""
+                if expected == LOCAL:  # the same commands on the framework-free path
+                    plan = splits.plan_for("dev", index)
+                    with LocalWorkspace(plan) as ws:
+                        for turn in script_for(index)[1]:
+                            for call in turn:
+                                ws.bash(call["arguments"]["command"])
+                        expected = ws.score(steps=trace["metrics"]["steps"]).total
                 if expected is None:  # the scripted baseline: what it scores on the framework-free path
                     local = audit_agent.play_local(splits.plan_for("dev", index))
                     self.assertEqual(trace["metrics"]["steps"], local.steps)
@@ -181,7 +206,7 @@ class TestSecretsAuditEndToEnd(unittest.TestCase):
         """Deleting .git and amending leave history leaks; replaced tests do not count."""
         self.assertEqual(self.traces[25]["info"]["audit"]["history"], "missing")
         self.assertIn("s1", self.traces[25]["info"]["audit"]["left"])
-        self.assertEqual(set(self.traces[16]["info"]["audit"]["left"]), {"s1", "s2"})
+        self.assertEqual(set(self.traces[16]["info"]["audit"]["left"]), {s.id for s in splits.plan_for("dev", 16).history_secrets})
         self.assertEqual(self.traces[17]["metrics"]["health"], 0.0)
         self.assertEqual(self.traces[17]["metrics"]["detection"], 1.0)
 
@@ -193,7 +218,7 @@ class TestSecretsAuditEndToEnd(unittest.TestCase):
 
     def test_revealed_findings_are_appended(self):
         """inspect_file reveals a shallow finding; a fixed trigger reveals its cascade at the next tool call."""
-        for index, finding in ((20, "f1"), (22, "f2")):
+        for index, finding in ((20, first(splits.plan_for("dev", 20), "shallow")), (22, first(splits.plan_for("dev", 22), "cascading"))):
             trace = self.traces[index]
             texts = [m["content"] for m in trace_messages(trace) if m.get("role") == "tool"]
             with self.subTest(task=index):

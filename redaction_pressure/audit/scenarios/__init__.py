@@ -41,7 +41,7 @@ from redaction_pressure.corpus.draw import Draw
 from redaction_pressure.corpus.words import ORGS, SERVICES
 
 DOMAIN = "redaction-pressure/secrets-audit/v1"
-AUDIT_VERSION = "2"
+AUDIT_VERSION = "3"
 """Bump whenever any scenario's generated repository changes."""
 
 SCENARIOS: list[Scenario] = [

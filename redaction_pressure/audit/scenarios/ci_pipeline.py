@@ -32,7 +32,8 @@ jobs:
     steps:
       - uses: actions/checkout@{sha}
       - name: Show deploy identity
-        run: {echo}
+        run: |
+          {echo}
       - name: Deploy
         run: ./{script}
 '''

@@ -41,7 +41,7 @@ COMPONENTS = ("billing", "mailer", "storage", "search", "queue", "metrics", "pay
 SETTING_ROLES = {
     "token": (("api", "token"), ("access", "token"), ("service", "token"), ("auth", "token"), ("token",)),
     "key": (("api", "key"), ("secret", "key"), ("private", "key"), ("write", "key")),
-    "password": (("password",), ("db", "password"), ("pass",), ("login", "password")),
+    "password": (("password",), ("db", "password"), ("passphrase",), ("login", "password")),
     "secret": (("client", "secret"), ("signing", "secret"), ("webhook", "secret"), ("shared", "secret")),
 }
 PUBLIC_ROLES = (("public", "id"), ("client", "id"), ("account", "id"), ("project", "key"), ("site", "key"), ("app", "id"))
@@ -267,7 +267,7 @@ class Builder:
             files[where] = text[1]
             text = doc + text[0]
         else:
-            text = doc + self._code_idiom(settings, idiom, fn)
+            text = doc + self._code_idiom(comp, settings, idiom, fn)
         self.decoys += [Decoy(s.decoy, s.value, where) for s in settings if s.decoy]
         if extra is not None:
             def get(name: str) -> str:
@@ -291,7 +291,7 @@ def test_{fn}_keeps_its_settings():
 ''')
         return where
 
-    def _code_idiom(self, settings: list[Setting], idiom: str, fn: str) -> str:
+    def _code_idiom(self, comp: str, settings: list[Setting], idiom: str, fn: str) -> str:
         def value(s: Setting) -> str:
             return self.py_slot(s.secret, s.wrap) if s.secret else repr(s.value)
 
@@ -302,13 +302,13 @@ def test_{fn}_keeps_its_settings():
             ret = ", ".join(f'"{s.name}": {s.name.upper()}' for s in settings)
             return f"{imports}{body}\n\ndef {fn}():\n    return {{{ret}}}\n"
         if idiom == "settings_class":
-            cls = camel(fn.replace("get_", "").replace("load_", "")) + "Settings"
+            cls = camel(comp) + "Settings"
             body = "".join(f"    {s.name} = {value(s)}\n" for s in settings)
             names = tuple(s.name for s in settings)
             return (f"{imports}\nclass {cls}:\n{body}\n    def as_dict(self):\n        return {{name: getattr(self, name) for name in {names!r}}}\n\n\n"
                     f"def {fn}():\n    return {cls}().as_dict()\n")  # fmt: skip
         if idiom == "dataclass":
-            cls = camel(fn.replace("get_", "").replace("load_", "")) + "Config"
+            cls = camel(comp) + "Config"
             body = "".join(f"    {s.name}: str = {value(s)}\n" for s in settings)
             return f"{imports}from dataclasses import asdict, dataclass\n\n\n@dataclass(frozen=True)\nclass {cls}:\n{body}\n\ndef {fn}():\n    return asdict({cls}())\n"
         if idiom == "factory":
