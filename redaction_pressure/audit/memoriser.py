@@ -292,9 +292,16 @@ def edits(path: str, before: str, after: str, marks: dict[str, str]) -> list[Ins
     for i1, i2, j1, j2 in _changes(old, new):
         left, right = context(old, i1, i2)
         secrets = tuple(sorted({t for t in old[i1:i2] if _is_secret(t)}))
-        key = (secrets, "".join(new[j1:j2]), PurePosixPath(path).name)
+        key = (secrets, _kept_out(new[j1:j2], left + old[i1:i2] + right), PurePosixPath(path).name)
         found.append(Instance(key, path, left, old[i1:i2], new[j1:j2], right, values))
     return found
+
+
+def _kept_out(new: list[str], original: list[str]) -> tuple[str, ...]:
+    """The fixed tokens with the words it keeps from the original lines blanked: edits that keep
+    a seed's own words (a user name, a host) are still alike, and their template cites the match."""
+    kept = {token for token in original if token[:1].isalnum() or token[:1] == "_"}
+    return tuple("\x02" if token in kept else token for token in new)
 
 
 def rule(group: list[Instance], shapes: dict[str, str]) -> dict:
