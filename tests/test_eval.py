@@ -148,6 +148,10 @@ class TestAuditEvalAndReport(unittest.TestCase):
                 self.assertEqual(page.locator(".run-label").inner_text(), "baseline")
                 self.assertEqual(page.locator("table.scenarios tbody tr").count(), len(scenarios))
                 self.assertEqual(page.locator("table.leaks").count(), 1)
+                ladder = page.locator("table.ladder")
+                self.assertEqual(ladder.count(), 1, "the dev ladder beside the run")
+                self.assertEqual(ladder.locator("thead th").all_inner_texts(), ["scenario", "this run", "oracle", "scripted", "memoriser", "inaction"])
+                self.assertEqual(ladder.locator("tbody tr").count(), 14, "13 scenarios and the total")
                 self.assertEqual(page.locator("details.audit-episode").count(), 2)
                 self.assertEqual(page.locator("details.audit-episode pre.command").count(), steps,
                                  "one timeline entry per tool call")  # fmt: skip

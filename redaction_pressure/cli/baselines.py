@@ -104,8 +104,11 @@ def run_audit(args: argparse.Namespace, out: Console, err: Console) -> int:
         bar = progress.add_task("playing", total=episodes)
         rows = ladder.run_ladder(args.split, indices, policies, advance=lambda: progress.advance(bar))
     if args.json:
+        from redaction_pressure.audit.scenarios import AUDIT_VERSION
+
         print(json.dumps({
             "taskset": common.AUDIT_TASKSET,
+            "audit_version": AUDIT_VERSION,
             "split": args.split,
             "split_commitment": commitment,
             "tasks": len(indices),

@@ -266,3 +266,47 @@ def _tiers(episode) -> dict[tuple[str, str], str]:
 def revealed_id(note: str) -> str:
     match = re.match(r"(f\d+):", note)
     return match.group(1) if match else note
+
+
+LADDER = "ladder_dev.json"
+"""The secrets-audit ladder on dev (`baselines --taskset secrets-audit --json`), shipped with the package."""
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """The reference policies' dev means beside a run's: per scenario and overall."""
+
+    policies: tuple[str, ...]
+    overall: dict[str, float]
+    scenarios: list[tuple[str, dict[str, float]]]
+    note: str
+
+
+def ladder(episodes) -> Ladder | None:
+    """The dev ladder beside this run's means, or None when the shipped ladder cannot be read."""
+    from importlib import resources
+
+    try:
+        data = json.loads(resources.files("redaction_pressure.audit").joinpath(LADDER).read_text())
+    except (OSError, ValueError):
+        return None
+    rows = {row["policy"]: row for row in data.get("ladder", [])}
+    policies = tuple(rows)
+    scored = [e for e in episodes if not e.errored]
+    mine: dict[str, list[float]] = {}
+    for e in scored:
+        mine.setdefault(e.scenario, []).append(e.reward)
+    scenarios = []
+    for name in sorted({s for row in rows.values() for s in row.get("scenarios", {})}):
+        means = {p: rows[p]["scenarios"].get(name) for p in policies}
+        if name in mine:
+            means["this run"] = sum(mine[name]) / len(mine[name])
+        scenarios.append((name, means))
+    overall = {p: rows[p]["total"] for p in policies}
+    if scored:
+        overall["this run"] = sum(e.reward for e in scored) / len(scored)
+    versions = {e.identity.get("audit_version") for e in scored} - {None, ""}
+    note = f"dev, {data.get('tasks')} tasks, audit version {data.get('audit_version')}"
+    if versions and versions != {data.get("audit_version")}:
+        note += f"; this run's repositories are audit version {', '.join(sorted(versions))}, so the ladder is not theirs"
+    return Ladder(("this run", *policies), overall, scenarios, note)

@@ -107,7 +107,7 @@ def render_audit(runs: list[Run], progress=lambda: None) -> str:
         views.append({
             "run": run, "number": position + 1, "colour": charts.colour(position),
             "summary": audit.summarise(run.episodes), "groups": audit.breakdown(run.episodes),
-            "leaks": audit.leaks_by_tier(run.episodes),
+            "leaks": audit.leaks_by_tier(run.episodes), "ladder": audit.ladder(run.episodes),
             "episodes": [{"episode": e, "anchor": f"run{position + 1}-{e.task_id}"} for e in run.episodes],
         })  # fmt: skip
     environment, script, script_hash = _environment()
