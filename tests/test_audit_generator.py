@@ -18,7 +18,6 @@ import sys
 import tempfile
 import tomllib
 import unittest
-from pathlib import Path
 
 import yaml
 
@@ -130,6 +129,19 @@ class TestRealism(unittest.TestCase):
             text = "\n".join(fixed.values())
             for secret in plan.secrets:
                 self.assertNotIn(secret.value, text)
+
+    def test_fixed_workflows_read_the_secret_store_by_the_convention(self):
+        """The gold workflow reads `${{ secrets.<VAR> }}` (so its rendered steps show the probes' canaries)."""
+        checked = 0
+        for plan in DEV + TRAIN:
+            for probe in plan.probes:
+                if probe.kind == "workflow":
+                    fixed = plan.fixed_tree()[probe.target]
+                    for secret in plan.secrets:
+                        if secret.value in plan.tree()[probe.target]:
+                            self.assertIn("${{ secrets." + secret.env + " }}", fixed)
+                            checked += 1
+        self.assertGreater(checked, 10)
 
     def test_every_variable_follows_the_documented_convention(self):
         """The convention's prefix is written in the README or the document it points to, and every

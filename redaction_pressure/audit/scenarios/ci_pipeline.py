@@ -20,6 +20,7 @@ def make(d: Draw) -> Draft:
     b.decoy("commit_sha", sha, workflow)
     env_name = "_".join(token_words).upper()
     echo = d.pick((f'echo "deploying with ${env_name}"', f'echo "token: ${env_name}" >> "$GITHUB_STEP_SUMMARY"', f'curl -sf -H "Authorization: token ${env_name}" https://example.invalid/ping'))
+    reference = b.slot(s, "{}", "${{ secrets." + s.env + " }}")
     text = f'''name: {d.pick(('deploy', 'release', 'ship'))}
 on:
   push:
@@ -28,7 +29,7 @@ jobs:
   {d.pick(('deploy', 'release', 'build'))}:
     runs-on: ubuntu-latest
     env:
-      {env_name}: {b.slot(s, "{}", "${{{{ secrets." + s.env + " }}}}")}
+      {env_name}: {reference}
     steps:
       - uses: actions/checkout@{sha}
       - name: Show deploy identity
