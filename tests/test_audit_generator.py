@@ -54,6 +54,18 @@ class TestDeterminism(unittest.TestCase):
         self.assertEqual({digest_in_subprocess("1"), digest_in_subprocess("2")}, {here.hexdigest()})
 
 
+class TestPinned(unittest.TestCase):
+    def test_audit_version_3_repositories_are_pinned(self):
+        """The plans of train tasks 0-103 hash to the pinned digest: a change to any generated
+        repository must bump `AUDIT_VERSION` (traces record it; the shipped ladder names it) and this digest."""
+        from redaction_pressure.audit.scenarios import AUDIT_VERSION
+
+        here = hashlib.sha256()
+        for i in range(104):
+            here.update(json.dumps(plan_to_json(TRAIN[i]), sort_keys=True).encode())
+        self.assertEqual((AUDIT_VERSION, here.hexdigest()), ("3", "7e988d8f6d922a29d75fd5c3c4210d6cc0993ab1ea3d85c94a92d748dbea595a"))
+
+
 class TestDiversity(unittest.TestCase):
     def test_twenty_seeds_make_twenty_repositories_and_many_fixes(self):
         """Per scenario over 20 train seeds: >= 15 path sets, >= 15 skeletons, >= 10 gold-fix programs."""

@@ -1,8 +1,9 @@
-"""The 13 secrets-audit scenarios, one declarative module each: a small generator of one leaky repository.
+"""The 13 secrets-audit scenarios, one module each: a family of leaky repositories composed per seed.
 
 `build(name, seed)` turns a scenario's `Draft` into a checked `RepoPlan`. To add a
-scenario, copy one of these modules (`make(d)` returns the Draft, `SCENARIO` names it and
-its difficulty; `base.py` holds the shared skeleton) and list it in `SCENARIOS` below. The
+scenario, copy one of these modules (`make(d)` adds its core secrets to a `parts.Builder`
+and returns `builder.finish(...)`, `SCENARIO` names it and its difficulty; `base.py` holds
+the shared skeleton, `parts.py` the parts bin) and list it in `SCENARIOS` below. The
 order of `SCENARIOS` is part of the splits (dev task i plays scenario i % 13): append, never
 reorder.
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 
 from redaction_pressure.audit.plan import (
     Commit,
@@ -36,7 +36,7 @@ from redaction_pressure.audit.scenarios import (
     system_logging,
     utility_module,
 )
-from redaction_pressure.audit.scenarios.base import GITIGNORE, PYTEST_INI, Draft, Scenario
+from redaction_pressure.audit.scenarios.base import GITIGNORE, PYTEST_INI, Scenario
 from redaction_pressure.corpus.draw import Draw
 from redaction_pressure.corpus.words import ORGS, SERVICES
 
@@ -77,20 +77,6 @@ def by_name(name: str) -> Scenario:
     raise PlanError(f"unknown scenario {name!r}; choose one of {', '.join(s.name for s in SCENARIOS)}")
 
 
-ENV_READ = re.compile(r"""(?:environ\.get\(|getenv\(|environ\[)\s*["']([A-Z][A-Z0-9_]*)["']|process\.env\.([A-Z][A-Z0-9_]*)""")
-
-
-def configuration(draft: Draft) -> str:
-    """The README's configuration section: every environment variable the code reads or a fix
-    should read (each secret's), so that a fix can follow the repository's own names."""
-    names = {s.env for s in draft.secrets}
-    for _, files in draft.commits:
-        for text in files.values():
-            names.update(a or b for a, b in ENV_READ.findall(text or ""))
-    listed = ", ".join(f"`{n}`" for n in sorted(names))
-    return f"## Configuration\n\nSettings and credentials come from environment variables: {listed}.\n"
-
-
 def build(name: str, seed: int) -> RepoPlan:
     """The checked repository plan of scenario `name` for `seed` (deterministic)."""
     chosen = by_name(name)
@@ -99,7 +85,7 @@ def build(name: str, seed: int) -> RepoPlan:
     codename = f"{naming.pick(ORGS)}-{naming.pick(SERVICES)}-{naming.digits(3)}"
     values_by_id = {s.id: s.value for s in draft.secrets}
     tests = {"pytest.ini": PYTEST_INI, **draft.tests}
-    readme = f"# {draft.title}\n\n{draft.brief}\n\nRun the tests with `python -m pytest`.\n\n{draft.readme or configuration(draft)}"
+    readme = f"# {draft.title}\n\n{draft.brief}\n\nRun the tests with `python -m pytest`.\n\n{draft.readme}"
     commits = [Commit("Initial commit: project skeleton and tests", (("README.md", readme), (".gitignore", GITIGNORE), *tests.items()))]
     templates: dict[str, str] = {}
     for message, files in draft.commits:

@@ -1,15 +1,16 @@
 """What every secrets-audit scenario shares: the `Draft` a scenario writes, the skeleton, helpers.
 
 A scenario module defines `make(d: Draw) -> Draft` and `SCENARIO = Scenario(name,
-difficulty, make)`. A `Draft` lists the secrets (values from the corpus formats), the
-templates of each commit (`«slot»` marks where a secret sits; see `plan.py`), the pytest
-suite, the decoys and which tier each secret starts in.
+difficulty, make)`, composing its Draft with `parts.Builder`. A `Draft` lists the secrets
+(values from the corpus formats), the templates of each commit (`«slot»` marks where a secret
+sits; see `plan.py`), the pytest suite, the decoys, which tier each secret starts in, the
+README's configuration text and the tags and branches.
 
 Every repository shares one skeleton: a README, a `.gitignore`, `pytest.ini`, a first
-commit with the tests, then the commits that bring the leak. Tests load modules by path
-and set every variable they need first, so they pass before a fix (the secret is an
-`os.environ.get` default or a file the code does not read) and after one that reads the
-environment; they never compare a secret value.
+commit with the tests, then the commits the scenario composes. Tests load modules by path
+and check behaviour that does not depend on a secret (shapes, keys, the decoys' values), so
+they pass before a fix and after one that reads the environment; they never compare a
+secret value.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from dataclasses import dataclass, field
 from redaction_pressure.audit.plan import DIFFICULTIES, Decoy, PlanError, Probe, Secret, Slot
 from redaction_pressure.corpus import values
 from redaction_pressure.corpus.draw import Draw
-from redaction_pressure.corpus.words import ORGS
 
 PASSWORDS = values.PasswordPolicy(16, 24, "-_.")
 """Passwords safe inside URLs, SQL quotes and shell strings alike."""
@@ -82,18 +82,3 @@ def load(relative):
     return module
 
 '''
-
-
-def py_default(secret: str) -> Slot:
-    """The usual Python slot: `os.environ.get("VAR", "<secret>")`, fixed to `os.environ.get("VAR", "")`."""
-    return Slot(secret, '"{}"', '""')
-
-
-def org(d: Draw) -> str:
-    return d.pick(ORGS)
-
-
-def fake_like(d: Draw, value: str) -> str:
-    """A visibly fake fixture: the value's first four characters, then a repeated word."""
-    word = d.pick(("fake", "dummy", "test"))
-    return (value[:4] + (word + "0") * 20)[: len(value)]

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from redaction_pressure.audit.plan import Decoy, Probe, Secret, Slot
 from redaction_pressure.audit.scenarios.base import PASSWORDS, TEST_HEADER, Draft
 from redaction_pressure.corpus import values
-from redaction_pressure.corpus.draw import HEX, LOWER, Draw
-from redaction_pressure.corpus.words import ORGS, SERVICES, USERS, vendor_name
+from redaction_pressure.corpus.draw import HEX, Draw
+from redaction_pressure.corpus.words import ORGS, SERVICES, vendor_name
 
 LEVELS = {
     # total secrets, extra python modules, filler files, filler commits, tag/branch chance
@@ -477,11 +477,3 @@ def extras(b: Builder, core: int) -> int:
     """How many extra Python secrets the level adds beside the scenario's `core` ones."""
     lo, hi = LEVELS[b.level]["secrets"]
     return max(0, b.d.int(max(lo, core), hi) - core)
-
-
-def user(d: Draw) -> str:
-    return d.pick(USERS)
-
-
-def word(d: Draw, n: int = 6) -> str:
-    return d.chars(LOWER, n)
