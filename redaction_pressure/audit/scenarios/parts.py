@@ -19,6 +19,7 @@ every `<PREFIX><SECTION>_<KEY>` variable that is set.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from redaction_pressure.audit.plan import Decoy, Probe, Secret, Slot
@@ -28,10 +29,10 @@ from redaction_pressure.corpus.draw import HEX, Draw
 from redaction_pressure.corpus.words import ORGS, SERVICES, vendor_name
 
 LEVELS = {
-    # total secrets, extra python modules, filler files, filler commits, tag/branch chance
-    "easy": {"secrets": (1, 3), "modules": (0, 1), "fillers": (1, 3), "commits": (0, 2), "refs": 0.3, "decoys": (1, 2)},
-    "medium": {"secrets": (2, 4), "modules": (1, 2), "fillers": (2, 5), "commits": (1, 3), "refs": 0.5, "decoys": (1, 3)},
-    "hard": {"secrets": (3, 6), "modules": (1, 3), "fillers": (3, 7), "commits": (2, 5), "refs": 0.7, "decoys": (2, 3)},
+    # secrets in all, filler files, filler commits, chance of a tag (of a branch: half), literal decoys per module
+    "easy": {"secrets": (1, 3), "fillers": (1, 3), "commits": (0, 2), "refs": 0.3, "decoys": (1, 2)},
+    "medium": {"secrets": (2, 4), "fillers": (2, 5), "commits": (1, 3), "refs": 0.5, "decoys": (1, 3)},
+    "hard": {"secrets": (3, 6), "fillers": (3, 7), "commits": (2, 5), "refs": 0.7, "decoys": (2, 3)},
 }
 IDIOMS = ("constants", "settings_class", "dataclass", "factory", "local", "ini", "toml", "json")
 FILE_IDIOMS = ("ini", "toml", "json")
@@ -53,8 +54,6 @@ def snake(*words: str) -> str:
 
 def split_camel(name: str) -> tuple[str, ...]:
     """`apiKey` -> ("api", "key")."""
-    import re
-
     return tuple(w.lower() for w in re.findall(r"[a-z0-9]+|[A-Z][a-z0-9]*", name))
 
 
@@ -136,14 +135,14 @@ class Builder:
     def var(self, *words: str) -> str:
         return self.project.prefix + snake(*words).upper()
 
-    def fresh(self, options, join=snake) -> str:
+    def fresh(self, options) -> str:
         """A name from `options` (tuples of words) not used yet in this repository."""
         for _ in range(50):
-            name = join(*self.d.pick(options))
+            name = snake(*self.d.pick(options))
             if name not in self.used:
                 self.used.add(name)
                 return name
-        name = join(*self.d.pick(options)) + "_" + str(len(self.used))
+        name = snake(*self.d.pick(options)) + "_" + str(len(self.used))
         self.used.add(name)
         return name
 
@@ -248,7 +247,7 @@ class Builder:
         env = self.var(comp, name) if idiom in FILE_IDIOMS else self.var(name)
         return Setting(name, secret=self.secret(kind, value, env, tier=tier, **extra), wrap=wrap)
 
-    def settings_module(self, comp: str, settings: list[Setting], idiom: str, fn: str = "", extra=None, message: str = "") -> str:
+    def settings_module(self, comp: str, settings: list[Setting], idiom: str, extra=None, message: str = "") -> str:
         """Write one settings module (and its config file for the file idioms); add its probe,
         its test (keys and every literal value, decoys included) and its commit unit.
 
@@ -256,7 +255,7 @@ class Builder:
         expression reading setting `name` in this idiom. Returns the path of the file holding the values
         (the module, or its config file)."""
         d = self.d
-        fn = fn or self.fresh(((comp, "settings"), ("load", comp), (comp, "options"), ("get", comp, "config")))
+        fn = self.fresh(((comp, "settings"), ("load", comp), (comp, "options"), ("get", comp, "config")))
         path = self.project.module(self.fresh(((comp,), (comp, "config"), (comp, "settings"), ("settings", comp))))
         files: dict[str, str | None] = {}
         doc = f'"""Settings of the {comp} integration."""\n\n'
