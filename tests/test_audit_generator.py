@@ -76,6 +76,13 @@ class TestDiversity(unittest.TestCase):
                 self.assertGreaterEqual(row["skeletons"], 15)
                 self.assertGreaterEqual(row["fixes"], 10)
 
+    def test_skeletons_abstract_values_and_names_not_structure(self):
+        """Two files differing only in names and values (a key, a UUID, a PEM line) share a skeleton; another idiom does not."""
+        a = 'API_KEY = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"\n# 0879e809-2f3b-42f2-9b49-eeccdc110c2e\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n'
+        b = 'TOKEN = "xoxb-1234-5678-abcdefghijkl"\n# 46bf3081-fcdd-4687-9319-da8d6376d632\nMC4CAQAwBQYDK2VwBCIEIPq0rZ9x8y7w\n'
+        self.assertEqual(diversity.abstract(a), diversity.abstract(b))
+        self.assertNotEqual(diversity.abstract(a), diversity.abstract('def settings():\n    return {"api_key": "sk_live_x"}\n'))
+
     def test_levels_grow_by_structure(self):
         """Files, secrets and commits rise with the level; every repository has 4 to 25 files and 1 to 6 secrets."""
         means = {}

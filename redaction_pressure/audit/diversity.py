@@ -4,9 +4,10 @@ A scenario that is one repository with re-rolled values teaches a script, not a 
 three measures say how many different repositories and fixes a scenario's seeds make:
 
 - **path set**: the files at HEAD;
-- **skeleton**: every HEAD file with names, strings and numbers abstracted (`w`, `S`, `0`;
-  Python's keywords and punctuation kept), keyed by extension, so two repositories that differ
-  only in names and values share one;
+- **skeleton**: every HEAD file with values, names, strings and numbers abstracted (`V` for a
+  long run of value characters holding a digit, `w`, `S`, `0`; Python's keywords and
+  punctuation kept), keyed by extension, so two repositories that differ only in names and
+  values share one;
 - **gold-fix program**: the gold fix's edits, line by line, abstracted the same way (what a
   script would have to do, without the names and values), the files it adds or deletes by
   extension, and whether it rewrites history.
@@ -22,6 +23,8 @@ from collections.abc import Iterable
 from redaction_pressure.audit.plan import RepoPlan
 
 TOKEN = re.compile(r"""("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|([A-Za-z_][A-Za-z0-9_]*)|(\d+)""")
+VALUE = re.compile(r"(?=[A-Za-z0-9+/=_.:-]*\d)[A-Za-z0-9+/=_.:-]{12,}")
+"""A long run of value characters with a digit (a key, a hash, a UUID, a PEM line): a value, not code."""
 KEPT = frozenset(keyword.kwlist) | {"os", "environ", "get", "self", "print", "export", "echo", "run", "env", "secrets"}
 
 
@@ -33,7 +36,7 @@ def abstract(text: str) -> str:
             return m.group(2) if m.group(2) in KEPT else "w"
         return "0"
 
-    return TOKEN.sub(one, text)
+    return TOKEN.sub(one, VALUE.sub("V", text))
 
 
 def _ext(path: str) -> str:
