@@ -38,7 +38,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 from pathlib import PurePosixPath
 
-from redaction_pressure.audit import agent
+from redaction_pressure.audit import agent, programs
 from redaction_pressure.audit.plan import RepoPlan
 
 MODEL_VERSION = 1
@@ -48,8 +48,8 @@ SLACK = 0.25
 """How far a learned length range stretches beyond the lengths seen (share of the longest)."""
 SOURCE_SIMILARITY = 0.5
 """An added file at least this similar to an existing one is learned as an edit of it."""
-FIX_MESSAGE = "Read secrets from the environment"
-REPLACED = "***REMOVED***"
+FIX_MESSAGE = programs.FIX_MESSAGE
+REPLACED = agent.REPLACED
 
 SENTINEL = re.compile(r"\x00[^\x00]*\x00")
 TOKEN = re.compile(r"\x00[^\x00]*\x00|\w+|[\s\S]", re.ASCII)
