@@ -9,8 +9,11 @@ talks to the network.
 Figures:
 - per-episode scoring latency (median, p99) of realistic answers on all 64 dev tasks,
   through the production path: parse, a pool worker's scan, grading;
-- our in-process scanner's time over bare `regex.finditer` on the same rules and texts
-  (the practical limit), and a naive stdlib `re.sub` scorer's time over ours;
+- the whole scoring of an episode in this process (parse, static check, compile, scan,
+  grade) against bare `regex` (compile, `finditer` with the same per-call timeout) on the
+  same rules and texts, per-episode p50, on realistic and on oracle answers, with patterns
+  fresh to both compile caches (a new answer) and repeated (the practical limit); and a
+  naive stdlib `re.sub` scorer's time over our scan;
 - the worst wall time of a hostile episode (the hostile suite) against the 1 s budget;
 - the largest event-loop stall while 64 episodes (8 hostile) are scored concurrently by
   the verifiers taskset;
@@ -37,13 +40,13 @@ sys.path.insert(0, str(ROOT / "tests"))  # the hostile suite and trace helpers l
 from redaction_pressure import policies  # noqa: E402
 from redaction_pressure.api import load_task, prompt_digest, score_reply  # noqa: E402
 from redaction_pressure.pool import ScanPool  # noqa: E402
-from redaction_pressure.rules import Rule, parse_reply  # noqa: E402
-from redaction_pressure.scanner import EPISODE_BUDGET_SECONDS, scan  # noqa: E402
+from redaction_pressure.rules import Rule, parse_reply, static_problem  # noqa: E402
+from redaction_pressure.scanner import DEFAULT_BUDGET, EPISODE_BUDGET_SECONDS, scan  # noqa: E402
 from redaction_pressure.splits import seed_for  # noqa: E402
 
 TARGETS = {
     "p50": "<= 5 ms",
-    "vs_bare": "<= 1.5x",
+    "vs_bare": "<= 2x",
     "vs_re": ">= 2x faster",
     "hostile": f"<= {EPISODE_BUDGET_SECONDS * 1000 + 100:.0f} ms",
     "stall": "<= 20 ms",
@@ -91,11 +94,11 @@ def bench_latency(tasks, pool: ScanPool, reps: int) -> list[float]:
     return times
 
 
-def bench_ratios(tasks, reps: int) -> tuple[float, float, float]:
-    """Total seconds for: our scan, bare regex.finditer, naive re.sub; same rules and texts.
+def bench_ratios(tasks, reps: int) -> tuple[float, float]:
+    """Total seconds for our scan and a naive re.sub scorer on the same rules and texts.
 
     Only rules stdlib `re` also compiles take part (it refuses variable-width lookbehind),
-    so all three do exactly the same matching work.
+    so both do exactly the same matching work; compiled patterns are cached (warm).
     """
 
     def re_compiles(rule: Rule) -> bool:
@@ -117,14 +120,6 @@ def bench_ratios(tasks, reps: int) -> tuple[float, float, float]:
         for rules, texts in jobs:
             scan(rules, texts)
 
-    def bare():
-        for rules, texts in jobs:
-            for rule in rules:
-                pattern = regex.compile(rule.pattern)
-                for text in texts:
-                    for _ in pattern.finditer(text):
-                        pass
-
     def naive():
         for rules, texts in jobs:
             for text in texts:
@@ -139,9 +134,56 @@ def bench_ratios(tasks, reps: int) -> tuple[float, float, float]:
             samples.append(time.perf_counter() - start)
         return statistics.median(samples)
 
-    # regex and re both cache compiled patterns; warm them so compilation is not timed.
-    ours(), bare(), naive()
-    return best(ours), best(bare), best(naive)
+    ours(), naive()
+    return best(ours), best(naive)
+
+
+def bench_floor(tasks, reps: int) -> dict[tuple[str, str], tuple[float, float]]:
+    """Per-episode p50 of the whole scoring (parse, static check, compile, scan, grade; in
+    this process) against bare `regex` on the same rules and texts: compile, then
+    `finditer` with the same per-call timeout. Keys: (answers, cache) with answers
+    "realistic" (all four kinds) or "oracle", cache "fresh" (each episode's patterns new
+    to `regex`'s compile cache and to our check's, as a model's new answer is) or "repeated"
+    (both caches warm, as when a policy repeats its rules)."""
+    episodes = [(task, kind, answer) for task in tasks for kind, answer in realistic_answers(task).items()]
+    prepared = [(task, kind, answer, parse_reply(answer).rules, [r.text for r in task.hidden]) for task, kind, answer in episodes]
+
+    def ours(task, answer, rules, texts) -> None:
+        score_reply(task, answer, scanner=scan)
+
+    def bare(task, answer, rules, texts) -> None:
+        for rule in rules:
+            try:
+                pattern = regex.compile(rule.pattern)
+            except Exception:  # noqa: BLE001 - an answer that does not compile costs what it costs
+                continue
+            for text in texts:
+                try:
+                    for _ in pattern.finditer(text, timeout=DEFAULT_BUDGET.call):
+                        pass
+                except TimeoutError:
+                    pass
+
+    times: dict[tuple[str, str, str], list[float]] = {}
+    for cache in ("fresh", "repeated"):
+        for _ in range(reps):
+            for task, kind, answer, rules, texts in prepared:
+                for name, fn in (("ours", ours), ("bare", bare)):
+                    if cache == "fresh":
+                        regex.purge()
+                        static_problem.cache_clear()
+                    else:
+                        fn(task, answer, rules, texts)
+                    start = time.perf_counter()
+                    fn(task, answer, rules, texts)
+                    elapsed = time.perf_counter() - start
+                    for group in ("realistic", "oracle") if kind == "oracle" else ("realistic",):
+                        times.setdefault((group, cache, name), []).append(elapsed)
+    return {
+        (group, cache): (statistics.median(times[(group, cache, "ours")]), statistics.median(times[(group, cache, "bare")]))
+        for group in ("realistic", "oracle")
+        for cache in ("fresh", "repeated")
+    }
 
 
 def bench_hostile(pool: ScanPool) -> tuple[float, str]:
@@ -239,8 +281,11 @@ def main() -> None:
         p50, p99 = statistics.median(latency), percentile(latency, 0.99)
         rows.append(("episode latency p50 (pool)", f"{p50 * 1000:.2f} ms", TARGETS["p50"], p50 <= 0.005))
         rows.append(("episode latency p99 (pool)", f"{p99 * 1000:.2f} ms", "-", None))
-        ours, bare, naive = bench_ratios(tasks, args.reps)
-        rows.append(("our scan / bare regex.finditer", f"{ours / bare:.2f}x", TARGETS["vs_bare"], ours / bare <= 1.5))
+        for (group, cache), (ours_p50, bare_p50) in bench_floor(tasks, args.reps).items():
+            ratio = ours_p50 / bare_p50
+            rows.append((f"scoring p50 / bare regex p50, {group}, {cache}", f"{ours_p50 * 1000:.2f} / {bare_p50 * 1000:.2f} ms = {ratio:.2f}x",
+                         TARGETS["vs_bare"], ratio <= 2.0))  # fmt: skip
+        ours, naive = bench_ratios(tasks, args.reps)
         rows.append(("naive re.sub scorer / our scan", f"{naive / ours:.2f}x", TARGETS["vs_re"], naive / ours >= 2.0))
         worst, name = bench_hostile(pool)
         rows.append((f"worst hostile episode ({name})", f"{worst * 1000:.0f} ms", TARGETS["hostile"], worst <= EPISODE_BUDGET_SECONDS + 0.1))

@@ -1,8 +1,8 @@
 """redaction-pressure: write regex redaction rules that generalise to unseen secrets.
 
 The package root re-exports the public face: the Verifiers taskset and its default
-tool-less harness (so `vf-eval redaction-pressure` finds them), and the plain API
-`load_task` / `score_reply`. Names are resolved on first use, so importing the
+harness, which sends the one chat request in-process (so `vf-eval redaction-pressure` finds
+them), and the plain API `load_task` / `score_reply`. Names are resolved on first use, so importing the
 framework-free modules (or `load_task`) does not import verifiers.
 """
 
@@ -12,7 +12,7 @@ import importlib
 
 __all__ = [
     "RedactionPressureTaskset",
-    "NullHarness",
+    "OneTurnHarness",
     "load_task",
     "score_reply",
     "RedactionTask",
@@ -21,7 +21,7 @@ __all__ = [
 
 _HOMES = {
     "RedactionPressureTaskset": "redaction_pressure.taskset",
-    "NullHarness": "redaction_pressure.taskset",
+    "OneTurnHarness": "redaction_pressure.harness",
     "load_task": "redaction_pressure.api",
     "score_reply": "redaction_pressure.api",
     "RedactionTask": "redaction_pressure.api",

@@ -26,6 +26,7 @@ change (4: per-kind `recall_<kind>` became counts; 5: the counts left the metric
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -65,15 +66,20 @@ def grade(
     decoys = touched = 0
     for record, runs in zip(records, removed, strict=True):
         removed_chars += sum(end - begin for begin, end in runs)
+        # The runs are sorted and disjoint: the only run that can hold or touch a span is
+        # the last one starting at (or, for touching, before the end of) that span.
+        starts = [begin for begin, _ in runs]
         for span in record.secrets:
             total[span.kind] += 1
             secret_chars += len(span)
-            if any(begin <= span.start and span.end <= end for begin, end in runs):
+            at = bisect_right(starts, span.start) - 1
+            if at >= 0 and span.end <= runs[at][1]:
                 gone[span.kind] += 1
                 clean_chars += len(span)
         for span in record.decoys:
             decoys += 1
-            touched += any(begin < span.end and span.start < end for begin, end in runs)
+            at = bisect_left(starts, span.end) - 1
+            touched += at >= 0 and span.start < runs[at][1]
     secrets, removed_secrets = sum(total.values()), sum(gone.values())
     recall = removed_secrets / secrets if secrets else 0.0
     precision = clean_chars / removed_chars if removed_chars else 0.0

@@ -14,6 +14,7 @@ repeat bounds whose size or nesting makes compilation itself costly.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -193,6 +194,7 @@ def compile_rules(rules: Sequence[Rule]) -> tuple[list[regex.Pattern], list[Reda
     return compiled, errors
 
 
+@functools.lru_cache(maxsize=500)  # as many as `regex` keeps compiled: a pattern it need not parse again, neither do we
 def static_problem(pattern: str) -> str | None:
     """Why `pattern` may not be compiled at all, or None.
 
@@ -210,6 +212,10 @@ def static_problem(pattern: str) -> str | None:
     rejects. A second check walks the parse tree of `regex` itself (no compiling), so
     whatever the text walk misreads, fuzzy matching and costly bounds are still found.
     """
+    if "{" not in pattern:
+        # Repeat bounds and fuzzy constraints are both written in braces; without one, every
+        # repeat is *, + or ? and neither walk below can find anything (a measured fast path).
+        return None
     verbose_anywhere = _unscoped_verbose(pattern)
     readings = [verbose_anywhere] if not verbose_anywhere else [True]
     if verbose_anywhere and (not _starts_verbose(pattern) or "V1" in pattern):
@@ -370,9 +376,12 @@ def _tree_problem(pattern: str) -> str | None:
     if tree is None:
         return None
     found: list[str] = []
+    # Nodes that hold no repeat or fuzzy constraint below them: characters, strings, sets,
+    # properties, dots, anchors. Most of a long literal alternation is these; skip them unread.
+    leaves = (core.Character, core.String, core.SetBase, core.Property, core.Range, core.Any, core.ZeroWidthBase)
 
     def weigh(node, depth: int = 0) -> int:
-        if depth > 200 or found:
+        if depth > 200 or found or isinstance(node, leaves):
             return 1
         if isinstance(node, core.Fuzzy):
             found.append("fuzzy matching (such as {e<=1}) is not allowed")
@@ -409,12 +418,13 @@ def _parse_tree(core, pattern: str):
 
 
 def _children(core, node) -> list:
+    base = core.RegexBase
     children = []
-    for value in vars(node).values():
-        if isinstance(value, core.RegexBase):
+    for value in node.__dict__.values():
+        if isinstance(value, base):
             children.append(value)
         elif isinstance(value, (list, tuple)):
-            children.extend(item for item in value if isinstance(item, core.RegexBase))
+            children += [item for item in value if isinstance(item, base)]
     return children
 
 

@@ -1,4 +1,4 @@
-"""Serve the taskset the way a trainer reaches it: verifiers' env server over TCP on 127.0.0.1.
+"""Serve the taskset the way a trainer reaches it: verifiers' env server over TCP (127.0.0.1 by default).
 
 `redaction-pressure serve-env` runs `serve()`: `verifiers.v1.serve.serve_env` with a static
 (`--workers N`) or elastic (`--elastic --max-workers N`) pool of env-server worker
@@ -72,6 +72,7 @@ def log_setup() -> None:
 
 def serve(
     *,
+    host: str = "127.0.0.1",
     port: int = 0,
     workers: int = 2,
     elastic: bool = False,
@@ -107,7 +108,7 @@ def serve(
         previous = signal.signal(signal.SIGINT, lambda *_: os.kill(os.getpid(), signal.SIGTERM))
         try:
             serve_supervised(
-                address=f"tcp://127.0.0.1:{port}", address_queue=addresses, log_setup=log_setup,
+                address=f"tcp://{host}:{port}", address_queue=addresses, log_setup=log_setup,
                 config_data=env_config(taskset or {}), **pool,
             )  # fmt: skip
         finally:

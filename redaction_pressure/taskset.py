@@ -23,7 +23,6 @@ from typing import Literal
 
 import verifiers.v1 as vf
 from pydantic import Field, model_validator
-from verifiers.v1.harnesses.null import NullHarness
 
 from redaction_pressure import policies, splits
 from redaction_pressure.api import (
@@ -38,6 +37,7 @@ from redaction_pressure.api import (
     score_reply,
 )
 from redaction_pressure.corpus import DEFAULT_DIFFICULTY, corpus_version
+from redaction_pressure.harness import OneTurnHarness
 from redaction_pressure.identity import identity
 from redaction_pressure.pool import (
     DEFAULT_CPU_SECONDS,
@@ -261,4 +261,4 @@ class RedactionPressureTaskset(vf.Taskset[RedactionPressureTask, RedactionPressu
             )
 
 
-__all__ = ["RedactionPressureTaskset", "NullHarness"]
+__all__ = ["RedactionPressureTaskset", "OneTurnHarness"]

@@ -38,8 +38,8 @@ def version() -> str:
     return "unknown"
 
 
-def check_port_free(port: int) -> None:
-    """Fail with one line naming the port when something already listens on 127.0.0.1:port."""
+def check_port_free(port: int, host: str = "127.0.0.1") -> None:
+    """Fail with one line naming the address when something already listens on host:port."""
     import errno
     import socket
 
@@ -48,13 +48,23 @@ def check_port_free(port: int) -> None:
     probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        probe.bind(("127.0.0.1", port))
+        probe.bind((host, port))
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            raise OSError(f"port {port} on 127.0.0.1 is already in use; choose another with --port (0 picks a free one)") from None
-        raise OSError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+            raise OSError(f"port {port} on {host} is already in use; choose another with --port (0 picks a free one)") from None
+        raise OSError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     finally:
         probe.close()
+
+
+def host(text: str) -> str:
+    """An IPv4 address of this machine to listen on: 127.0.0.1 (loopback), 0.0.0.0 (every interface) or one interface's."""
+    import ipaddress
+
+    try:
+        return str(ipaddress.IPv4Address(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an IPv4 address such as 127.0.0.1 or 0.0.0.0 (got {text!r})") from None
 
 
 def port(text: str) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 
 from rich.console import Console
 
@@ -23,12 +24,15 @@ def add(commands) -> None:
 
     served = commands.add_parser(
         "serve-env",
-        help="serve the taskset for a trainer: verifiers' env server on 127.0.0.1, ready when it says so",
+        help="serve the taskset for a trainer: verifiers' env server (127.0.0.1 unless --host), ready when it says so",
         description="Serve the taskset with verifiers' env server (a static or elastic pool of worker "
-        "processes) on tcp://127.0.0.1:PORT. Prints 'ready ADDRESS workers=N' once every pre-spawned "
-        "worker has scored a warm-up episode; SIGTERM or Ctrl-C shut it down cleanly.",
+        "processes) on tcp://HOST:PORT. Prints 'ready ADDRESS workers=N' once every pre-spawned "
+        "worker has scored a warm-up episode; SIGTERM or Ctrl-C shut it down cleanly. The server "
+        "has no authentication: bind beyond loopback only on a network you trust.",
     )
-    served.add_argument("--port", type=common.port, default=5000, help="TCP port on 127.0.0.1 (0 picks a free one; default 5000)")
+    served.add_argument("--host", type=common.host, default="127.0.0.1",
+                        help="IPv4 address to listen on (default 127.0.0.1; 0.0.0.0 for every interface, with a warning)")  # fmt: skip
+    served.add_argument("--port", type=common.port, default=5000, help="TCP port (0 picks a free one; default 5000)")
     served.add_argument("--workers", type=int, default=2, help="env-server worker processes of a static pool (default 2)")
     served.add_argument("--elastic", action="store_true", help="start one worker and add more under load")
     served.add_argument("--max-workers", type=int, help="upper bound of an elastic pool (default: none)")
@@ -76,11 +80,19 @@ def run_env(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise common.UsageError("--workers and --max-workers must be at least 1")
     if args.scan_workers is not None and args.scan_workers < 1:
         raise common.UsageError("--scan-workers must be at least 1")
-    common.check_port_free(args.port)
+    common.check_port_free(args.port, args.host)
+    if not ipaddress.IPv4Address(args.host).is_loopback:
+        # NOTE: verifiers' env server authenticates nobody: whoever reaches the port can run
+        # episodes on this machine (and read the scores, the split's identity, the prompts).
+        err.print(
+            f"warning: serving on {args.host}, beyond loopback; verifiers' env server has no authentication, "
+            "so anyone who can reach this port can run episodes here. Bind it only on a network you trust.",
+            markup=False, highlight=False, soft_wrap=True,
+        )  # fmt: skip
     from redaction_pressure import serving  # imports verifiers (about 5 s)
 
     taskset = {"task": {"scan_workers": args.scan_workers}} if args.scan_workers else {}
     return serving.serve(
-        port=args.port, workers=args.workers, elastic=args.elastic, max_workers=args.max_workers,
+        host=args.host, port=args.port, workers=args.workers, elastic=args.elastic, max_workers=args.max_workers,
         taskset=taskset, ready_timeout=args.ready_timeout,
     )  # fmt: skip
