@@ -33,12 +33,18 @@ def last_user_text(body: dict) -> str:
     return "".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128
+    """Pending connections the socket holds: Python's default of 5 refuses a burst of episodes
+    (dozens of harnesses asking at once), which the clients see as a dead endpoint."""
+
+
 class ChatServer:
     """Serve `answer(body) -> reply text` on 127.0.0.1 until `close()`; `url` is the /v1 base URL."""
 
     def __init__(self, answer: Callable[[dict], str | list[dict[str, Any]]], port: int = 0, model: str = MODEL_NAME) -> None:
         self.answer, self.model = answer, model
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        self._server = _Server(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="chat-server", daemon=True)
         self._thread.start()

@@ -365,3 +365,12 @@ class TestVersionAndBusyPorts(unittest.TestCase):
                         f"redaction-pressure: error: port {port} on 127.0.0.1 is already in use; "
                         "choose another with --port (0 picks a free one)"
                     ])  # fmt: skip
+
+    def test_a_host_that_is_not_an_address_is_a_usage_error(self):
+        """serve-env --host with a name or a malformed address: exit 2, naming the value, nothing served."""
+        for value in ("envhost", "300.1.1.1", "::1"):
+            with self.subTest(host=value):
+                result = run("serve-env", "--host", value, module=False)
+                self.assertEqual(result.returncode, 2)
+                self.assertIn(f"must be an IPv4 address such as 127.0.0.1 or 0.0.0.0 (got {value!r})", result.stderr)
+                self.assertNotIn("Traceback", result.stderr)

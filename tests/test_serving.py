@@ -47,7 +47,7 @@ class TestServeEnv(unittest.TestCase):
         env = {k: v for k, v in os.environ.items() if k != PRIVATE_ENV}
         started = time.monotonic()
         cls.server = subprocess.Popen(
-            [str(BIN / "redaction-pressure"), "serve-env", "--port", "0", "--workers", "2", "--scan-workers", "1"],
+            [str(BIN / "redaction-pressure"), "serve-env", "--host", "0.0.0.0", "--port", "0", "--workers", "2", "--scan-workers", "1"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env,
         )  # fmt: skip
         line = read_line(cls.server, STARTUP_SECONDS)
@@ -56,7 +56,9 @@ class TestServeEnv(unittest.TestCase):
             cls.server.kill()
             cls.model.close()
             raise AssertionError(f"serve-env did not announce readiness: {line!r}\n{cls.server.stderr.read()[-3000:]}")
-        cls.address = line.split()[1]
+        cls.announced = line.split()[1]
+        # Bound on every interface; the episodes still travel only over loopback.
+        cls.address = cls.announced.replace("0.0.0.0", "127.0.0.1")
 
     @classmethod
     def tearDownClass(cls):
@@ -66,6 +68,19 @@ class TestServeEnv(unittest.TestCase):
         cls.server.stdout.close()
         cls.server.stderr.close()
         cls.model.close()
+
+    def test_a_server_bound_beyond_loopback_warns_and_listens_everywhere(self):
+        """--host 0.0.0.0: one warning naming the missing authentication, the address announced, a listening socket on every interface."""
+        self.assertTrue(self.announced.startswith("tcp://0.0.0.0:"), self.announced)
+        selector = selectors.DefaultSelector()
+        selector.register(self.server.stderr, selectors.EVENT_READ)
+        self.assertTrue(selector.select(5), "the warning came before readiness")
+        warning = self.server.stderr.readline()
+        self.assertTrue(warning.startswith("redaction-pressure: warning: serving on 0.0.0.0, beyond loopback"), warning)
+        self.assertIn("no authentication", warning)
+        port = int(self.announced.rsplit(":", 1)[1])
+        listening = [line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:]]
+        self.assertIn(f"00000000:{port:04X}", [fields[1] for fields in listening if fields[3] == "0A"])
 
     def test_served_pool_scores_exactly_as_in_process(self):
         """The same replies through the served 2-worker pool and in-process: identical rewards, metrics and trace.info."""

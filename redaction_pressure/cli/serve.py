@@ -85,7 +85,7 @@ def run_env(args: argparse.Namespace, out: Console, err: Console) -> int:
         # NOTE: verifiers' env server authenticates nobody: whoever reaches the port can run
         # episodes on this machine (and read the scores, the split's identity, the prompts).
         err.print(
-            f"warning: serving on {args.host}, beyond loopback; verifiers' env server has no authentication, "
+            f"redaction-pressure: warning: serving on {args.host}, beyond loopback; verifiers' env server has no authentication, "
             "so anyone who can reach this port can run episodes here. Bind it only on a network you trust.",
             markup=False, highlight=False, soft_wrap=True,
         )  # fmt: skip
