@@ -229,6 +229,7 @@ def served_part(tasks, replies, rounds: int) -> None:
 
 AUDIT_ROLES = (
     ("tool server (python -m redaction_pressure.audit.tools)", "redaction_pressure.audit.tools"),
+    ("vf-eval (rollouts, interception, host-side grading)", "vf-eval"),
     ("bash harness chat program", "/.cache/verifiers/"),
     ("git, git-filter-repo, pytest, grading programs", ("git", "pytest", "python3 -c", "python -c")),
 )
@@ -293,7 +294,7 @@ def audit_part(sizes: tuple[int, int]) -> None:
     for label, cpu in sorted(roles.items(), key=lambda item: -item[1]):
         attributed += cpu
         print(f"    {label:58s} {cpu:6.1f} CPU-s ({cpu / sizes[1]:.2f} per episode)")
-    print(f"    {'the rest (vf-eval, the scripted agent, short-lived processes)':58s} {many - attributed:6.1f} CPU-s")
+    print(f"    {'the rest (eval and its scripted agent, short-lived processes)':58s} {many - attributed:6.1f} CPU-s")
 
 
 def main() -> int:

@@ -11,6 +11,10 @@ rules as the chat program (the SDK's retries for 5xx/429, then whole attempts ag
 dropped connection or an unfinished stream, marked with `x-stainless-retry-count` so the
 interception replays rather than re-asks). The trace is the one the null harness produces.
 
+Where verifiers hands the harness an endpoint the env worker cannot reach (a local container
+runtime, docker or podman, rewrites it to a callback inside the box), this harness runs
+verifiers' chat program in the box instead, exactly as `null` does.
+
 Sampling arguments, the provider client's timeouts and retries and every limit are applied by
 the interception server, as for any harness. This harness's own knobs bound the hop from the
 env worker to that server: `--env.agent.harness.request-timeout`, `.connect-timeout`,
@@ -32,6 +36,7 @@ from verifiers.v1.configs.harness import HarnessConfig
 from verifiers.v1.dialects.chat import message_to_wire
 from verifiers.v1.errors import MODEL_TRANSPORT_ERROR_EXIT_CODE
 from verifiers.v1.harness import Harness
+from verifiers.v1.harnesses.utils.launch import CHAT_PROGRAM_SOURCE, launch_chat_program
 from verifiers.v1.runtimes import ProgramResult, Runtime
 from verifiers.v1.task import TaskData
 from verifiers.v1.trace import Trace
@@ -63,6 +68,10 @@ class OneTurnHarness(Harness[OneTurnHarnessConfig]):
     EXECUTES_CODE = False
     NEEDS_CONTAINER = False
 
+    async def setup(self, runtime: Runtime) -> None:
+        if not _reaches_host(runtime):
+            await runtime.prepare_uv_script(CHAT_PROGRAM_SOURCE, self.config.resolved_env)
+
     async def launch(
         self,
         ctx: ModelContext,
@@ -74,6 +83,10 @@ class OneTurnHarness(Harness[OneTurnHarnessConfig]):
         data: TaskData,
     ) -> ProgramResult:
         system_prompt, prompt = self.resolve_prompt(data)
+        if not _reaches_host(runtime):
+            # A container runtime hands the harness a URL that works inside the box only (its
+            # egress proxy's callback): there, send the request as the null harness does.
+            return await launch_chat_program(CHAT_PROGRAM_SOURCE, self.config, ctx, trace, runtime, endpoint, secret, mcp_urls, system_prompt, prompt)
         messages: list[dict] = [{"role": "system", "content": system_prompt}] if system_prompt else []
         if isinstance(prompt, str):
             messages.append({"role": "user", "content": prompt})
@@ -96,6 +109,16 @@ class OneTurnHarness(Harness[OneTurnHarnessConfig]):
         except Exception as error:  # noqa: BLE001 - the chat program's crash, reported the same way
             return ProgramResult(1, "", f"{type(error).__name__}: {error}")
         return ProgramResult(0, "", "")
+
+
+_PROBE_URL = "http://127.0.0.1:9/v1"
+
+
+def _reaches_host(runtime: Runtime | None) -> bool:
+    """Whether the endpoint verifiers hands this runtime's harness is the host's own URL: the
+    subprocess runtime's and a remote sandbox's (its public tunnel) are; a local container
+    runtime's is rewritten to a callback inside the box."""
+    return runtime is None or runtime.host_url(_PROBE_URL) == _PROBE_URL
 
 
 async def _complete(client: AsyncOpenAI, model: str, messages: list[dict]) -> None:

@@ -213,6 +213,59 @@ def _launch(url: str, **knobs):
     return result, time.monotonic() - started
 
 
+class _ContainerRuntime:
+    """What a docker or podman runtime looks like to a harness: host URLs become callbacks inside the box."""
+
+    def host_url(self, url: str) -> str:
+        return url.replace("127.0.0.1", "127.0.0.2")  # loopback still: a regression must not reach a network
+
+    async def prepare_uv_script(self, source, env, activate=True):
+        self.prepared = (source, env)
+        return ["uv-script"]
+
+
+class TestInAContainerRuntime(unittest.TestCase):
+    def test_it_runs_the_null_harness_program_where_the_endpoint_is_inside_the_box(self):
+        """A runtime that rewrites host URLs: setup prepares and launch runs verifiers' chat program with exactly the null harness's arguments."""
+        from verifiers.v1.clients import ModelContext
+        from verifiers.v1.harnesses.null import NullHarness, NullHarnessConfig
+        from verifiers.v1.runtimes import ProgramResult
+        from verifiers.v1.task import TaskData
+
+        data = TaskData(prompt="the prompt", system_prompt="the system prompt")
+        ctx = ModelContext(model="m", client=None)
+        calls = {}
+        for name, harness in (("ours", OneTurnHarness(OneTurnHarnessConfig(id="redaction-pressure"))),
+                              ("null", NullHarness(NullHarnessConfig(id="null")))):  # fmt: skip
+            runtime = _ContainerRuntime()
+
+            async def fake_launch(*args, **kwargs):
+                # (source, config, ctx, trace, runtime, endpoint, secret, mcp_urls, system_prompt, prompt)
+                calls[name] = (args[0], [a for i, a in enumerate(args) if i not in (0, 1, 4)], args[4] is runtime, kwargs)
+                return ProgramResult(0, "", "")
+
+            async def play():
+                await harness.setup(runtime)
+                with mock.patch(f"{type(harness).__module__}.launch_chat_program", fake_launch):
+                    return await harness.launch(ctx, None, runtime, "http://127.0.0.2:1/v1", "s", {}, data)
+
+            result = asyncio.run(play())
+            self.assertEqual(result.exit_code, 0)
+            self.assertTrue(hasattr(runtime, "prepared"), f"{name}: the chat program's environment was prepared in setup")
+        (source, ours_args, ours_runtime, ours_kwargs), (null_source, null_args, null_runtime, null_kwargs) = calls["ours"], calls["null"]
+        self.assertEqual(source, null_source)
+        self.assertEqual(ours_args, null_args)  # ctx, trace, endpoint, secret, tool servers, system prompt, prompt
+        self.assertTrue(ours_runtime and null_runtime)
+        self.assertEqual(ours_kwargs.get("extra_args", ()), null_kwargs.get("extra_args", ()))
+
+    def test_the_subprocess_runtime_gets_no_program(self):
+        """On a runtime whose URLs are the host's, setup prepares nothing (no script environment)."""
+        runtime = _ContainerRuntime()
+        runtime.host_url = lambda url: url
+        asyncio.run(OneTurnHarness(OneTurnHarnessConfig(id="redaction-pressure")).setup(runtime))
+        self.assertFalse(hasattr(runtime, "prepared"))
+
+
 class TestTheHopToTheInterception(unittest.TestCase):
     def test_a_finished_stream_is_a_success(self):
         """One request, bearer secret sent, marked as the first attempt, exit 0."""
