@@ -61,7 +61,8 @@ class OneTurnHarnessConfig(HarnessConfig):
 
 
 class OneTurnHarness(Harness[OneTurnHarnessConfig]):
-    """One chat request from the env worker through the interception; no program, no tools."""
+    """One chat request through the interception, sent from the env worker (no tools; a program
+    in the box only where a container runtime leaves no other way to the endpoint)."""
 
     APPENDS_SYSTEM_PROMPT = True
     SUPPORTS_RESUME = True
