@@ -465,6 +465,35 @@ class TestRuntimeRequirements(unittest.TestCase):
             os.symlink(shutil.which("readlink"), os.path.join(empty, "readlink"))
             self.assertEqual(self.probe(empty), ["python with pytest", "git-filter-repo"])
 
+    def test_on_the_host_the_environments_own_tools_are_found_without_its_path(self):
+        """verifiers' subprocess runtime with a PATH that holds only git (an environment not activated):
+        the taskset puts this interpreter's scripts first, and the probe finds its python, pytest and git-filter-repo."""
+        from verifiers.v1.runtimes import SubprocessConfig, make_runtime
+
+        from redaction_pressure.audit.taskset import _own_tools_first
+
+        async def probe(with_own_tools: bool):
+            runtime = make_runtime(SubprocessConfig(), name=f"path-probe-{with_own_tools}")
+            await runtime.start()
+            try:
+                runtime.env = {"PATH": bare}
+                if with_own_tools:
+                    _own_tools_first(runtime)
+                    _own_tools_first(runtime)  # once is enough: a second call adds nothing
+                return await grading.probe(runtime), runtime.env["PATH"]
+            finally:
+                await runtime.stop()
+
+        with tempfile.TemporaryDirectory() as bare:
+            for tool in ("sh", "git", "readlink"):
+                os.symlink(shutil.which(tool), os.path.join(bare, tool))
+            before, _ = asyncio.run(probe(False))
+            after, path = asyncio.run(probe(True))
+        self.assertEqual(before.missing, ["python with pytest", "git-filter-repo"])
+        self.assertEqual(after.missing, [])
+        self.assertEqual(path, os.pathsep.join([os.path.dirname(sys.executable), bare]))
+        self.assertEqual(after.toolchain.python, os.path.realpath(sys.executable))
+
 
 if __name__ == "__main__":
     unittest.main()

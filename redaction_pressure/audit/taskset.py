@@ -21,7 +21,9 @@ runtime: every process the runtime starts sees `REDACTION_PRESSURE_PRIVATE_SEED`
 from __future__ import annotations
 
 import itertools
+import os
 import secrets as _secrets
+import sys
 from collections.abc import Iterator
 from typing import Literal
 
@@ -122,6 +124,8 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
 
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         sealed = self._check_sealed(runtime)
+        if not sealed:
+            _own_tools_first(runtime)
         toolchain = await self._requirements(runtime)
         plan = self.plan
         await runtime.write(".audit-setup.json", programs.materialize_input(plan))
@@ -165,10 +169,12 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
     async def _requirements(self, runtime: vf.Runtime) -> grading.Toolchain:
         probe = await grading.probe(runtime)
         if probe.toolchain is None:
+            # The same for every task of the run (the runtime's, not the task's): no task key, so
+            # a run's summary names it once.
             raise vf.TaskError(
-                f"task {self.key}: the runtime lacks {', '.join(probe.missing)}; secrets-audit needs git, "
-                "git-filter-repo and a Python with pytest where the agent runs (locally: "
-                "`uv sync --extra audit`; remote sandboxes: see docs/secrets-audit.md)"
+                f"the runtime lacks {', '.join(probe.missing)}, which secrets-audit needs where the agent runs "
+                "(locally: install the audit extra, `uv sync --extra audit`; containers and sandboxes: "
+                "see docs/secrets-audit.md)"
             )
         return probe.toolchain
 
@@ -297,6 +303,17 @@ class SecretsAuditConfig(vf.TasksetConfig):
         if self.split == "dev" and self.size is not None and self.size > splits.DEV_SIZE:
             raise ValueError(f"dev has {splits.DEV_SIZE} tasks; size {self.size} is too large")
         return self
+
+
+def _own_tools_first(runtime: vf.Runtime) -> None:
+    """On the host (the subprocess runtime), put this interpreter's own scripts folder first on
+    the runtime's PATH: git-filter-repo and pytest installed beside the package are found, and
+    `python` is this environment's, whether or not the environment was activated. The agent's
+    shell, its tools and the grader's programs all start from the runtime's environment."""
+    scripts = os.path.dirname(sys.executable)
+    path = runtime.env.get("PATH", os.environ.get("PATH", ""))
+    if path.split(os.pathsep)[0] != scripts:
+        runtime.env["PATH"] = os.pathsep.join([scripts, path]) if path else scripts
 
 
 class SecretsAuditTaskset(vf.Taskset[SecretsAuditTask, SecretsAuditConfig]):

@@ -196,6 +196,16 @@ def _episode(trace: dict, where: str) -> tuple[Episode, str, str]:
     return episode, str(model), TASKSET_ID
 
 
+ERROR_CHARS = 400
+"""Longest error a run names per episode; a longer one ends at its last whole word, marked."""
+
+
+def _clipped(message: str) -> str:
+    if len(message) <= ERROR_CHARS:
+        return message
+    return message[:ERROR_CHARS].rsplit(" ", 1)[0] + " [...]"
+
+
 def episode_error(trace: dict) -> str:
     """What made vf-eval give up on a trace ("" when it ran to scoring): the last recorded
     error (`type: message`, as verifiers records provider, harness and setup errors) or an
@@ -206,8 +216,8 @@ def episode_error(trace: dict) -> str:
         if isinstance(last, dict):
             kind = str(last.get("type") or "error")
             message = " ".join(str(last.get("message") or "").split())
-            return f"{kind}: {message[:200]}" if message else kind
-        return str(last)[:200]
+            return f"{kind}: {_clipped(message)}" if message else kind
+        return _clipped(str(last))
     if trace.get("is_timeout"):
         return str(trace.get("stop_condition") or "timeout")
     return ""
