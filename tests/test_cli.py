@@ -366,6 +366,18 @@ class TestVersionAndBusyPorts(unittest.TestCase):
                         "choose another with --port (0 picks a free one)"
                     ])  # fmt: skip
 
+    def test_record_counts_out_of_range_are_usage_errors(self):
+        """--shown 0, --shown x and --hidden 999 exit 2 naming the argument and its range, before any task is built."""
+        cases = {("--shown", "0"): "argument --shown: must be 1 to 64 records (got 0)",
+                 ("--shown", "x"): "argument --shown: must be a whole number of records (got 'x')",
+                 ("--hidden", "999"): "argument --hidden: must be 1 to 256 records (got 999)"}  # fmt: skip
+        for (flag, value), message in cases.items():
+            with self.subTest(flag=flag, value=value):
+                result = run("show", "dev", "0", flag, value, module=False)
+                self.assertEqual(result.returncode, 2)
+                self.assertIn(message, result.stderr)
+                self.assertNotIn("Traceback", result.stderr)
+
     def test_a_host_that_is_not_an_address_is_a_usage_error(self):
         """serve-env --host with a name or a malformed address: exit 2, naming the value, nothing served."""
         for value in ("envhost", "300.1.1.1", "::1"):

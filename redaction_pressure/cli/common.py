@@ -12,6 +12,8 @@ from redaction_pressure import splits
 from redaction_pressure.api import (
     DEFAULT_HIDDEN,
     DEFAULT_SHOWN,
+    MAX_HIDDEN,
+    MAX_SHOWN,
     RedactionTask,
     load_task,
 )
@@ -101,9 +103,24 @@ def write_report(render, found: list, output: Path, err: Console) -> Path:
 
 
 def sizes(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--shown", type=int, default=DEFAULT_SHOWN, help=f"records shown in the prompt (default {DEFAULT_SHOWN})")
-    parser.add_argument("--hidden", type=int, default=DEFAULT_HIDDEN, help=f"unseen records scored (default {DEFAULT_HIDDEN})")
+    parser.add_argument("--shown", type=records(MAX_SHOWN), default=DEFAULT_SHOWN, help=f"records shown in the prompt, 1 to {MAX_SHOWN} (default {DEFAULT_SHOWN})")
+    parser.add_argument("--hidden", type=records(MAX_HIDDEN), default=DEFAULT_HIDDEN, help=f"unseen records scored, 1 to {MAX_HIDDEN} (default {DEFAULT_HIDDEN})")
     difficulty(parser)
+
+
+def records(limit: int):
+    """An argparse type: a count of records from 1 to `limit` (out of range is a usage error, exit 2)."""
+
+    def parse(text: str) -> int:
+        try:
+            count = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number of records (got {text!r})") from None
+        if not 1 <= count <= limit:
+            raise argparse.ArgumentTypeError(f"must be 1 to {limit} records (got {count})")
+        return count
+
+    return parse
 
 
 def difficulty(parser: argparse.ArgumentParser) -> None:
