@@ -37,6 +37,7 @@ class TestEvalCommand(unittest.TestCase):
             )  # fmt: skip
             self.assertEqual(result.returncode, 1, result.stderr[-3000:])
             self.assertIn("1 of 1 episodes errored: ProviderError", result.stderr)
+            self.assertIn("episodes finished: 0 scored, 1 errored", result.stderr, "the progress bar does not call an error a score")
             self.assertNotIn("mean reward 0.000", result.stdout + result.stderr)
             (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
             html = (run_dir / "report.html").read_text(encoding="utf-8")
@@ -103,7 +104,7 @@ class TestReportAtScale(unittest.TestCase):
             self.assertEqual(result.returncode, 0, result.stderr[-3000:])
             (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
             report = run_dir / "report.html"
-            self.assertIn("episodes scored", result.stderr)
+            self.assertIn("episodes finished: 64 scored, 0 errored", result.stderr)
             self.assertIn(f"report: {report}", result.stdout)
             self.assertTrue((run_dir / "vf-eval.log").is_file())
             scored = traces(run_dir)

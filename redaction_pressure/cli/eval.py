@@ -85,13 +85,17 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     with model_endpoint(args, env) as endpoint:
         err.print(f"vf-eval {args.taskset}: {tasks} {args.split} task(s), model {endpoint.model} at {endpoint.base_url}")
         with Progress(console=err, transient=False) as bar:
-            job = bar.add_task("episodes scored", total=tasks)
+            # "finished", not "scored": an errored episode ends too, and is not a score.
+            job = bar.add_task("episodes finished", total=tasks)
             run_dir = evaluate.run_eval(
                 endpoint, split=args.split, tasks=tasks, output=args.output,
                 concurrency=args.max_concurrent, progress=lambda done, _: bar.update(job, completed=done), env=env,
                 taskset=args.taskset, difficulty=args.difficulty,
             )  # fmt: skip
-    run = runs.load_run(run_dir / runs.TRACES_FILE)
+            run = runs.load_run(run_dir / runs.TRACES_FILE)
+            errored = sum(1 for episode in run.episodes if episode.errored)
+            scored = len(run.episodes) - errored
+            bar.update(job, description=f"episodes finished: {scored} scored, {errored} errored")
     report = common.write_report(render, [run], run_dir / evaluate.REPORT_FILE, err)
     print(f"run folder: {run_dir}")
     print(f"report: {report}")
