@@ -340,6 +340,26 @@ class TestServePolicy(unittest.TestCase):
         self.assertIn("unknown policy 'oracle'", result.stderr)
 
 
+class TestHelpExamples(unittest.TestCase):
+    def test_every_command_ends_its_help_with_examples_that_parse(self):
+        """Each command's --help ends with an examples block, and every example is a valid command line for its parser."""
+        import shlex
+
+        from redaction_pressure import cli
+
+        parser = cli._parser()
+        commands = parser._subparsers._group_actions[0].choices
+        self.assertEqual(set(commands), set(cli.EXAMPLES))
+        for name, sub in commands.items():
+            with self.subTest(command=name):
+                text = sub.format_help()
+                block = text[text.rindex("examples:"):].splitlines()
+                self.assertEqual(block[1:], [f"  redaction-pressure {line}" for line in cli.EXAMPLES[name]])
+                for line in cli.EXAMPLES[name]:
+                    parsed = parser.parse_args(shlex.split(line))
+                    self.assertEqual(parsed.command, name)
+
+
 class TestVersionAndBusyPorts(unittest.TestCase):
     def test_version(self):
         """`--version` prints the program and its installed version."""

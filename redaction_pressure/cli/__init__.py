@@ -94,4 +94,29 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in (show, score, baselines, export, serve, eval, report):
         command.add(commands)
+    for name, sub in commands.choices.items():
+        sub.epilog = "examples:\n" + "\n".join(f"  {PROG} {line}" for line in EXAMPLES[name])
+        sub.formatter_class = _ExamplesLast
     return parser
+
+
+EXAMPLES = {
+    "show": ["show dev 0", "show dev 3 --difficulty hard --shown 4 --json"],
+    "score": ["score --split dev --index 0 answer.json", "score --split dev --size 64 answer.json --json"],
+    "baselines": ["baselines --difficulty easy", "baselines --taskset secrets-audit --split train --start 260 --size 26"],
+    "export": ["export dev --out exports/dev", "export train --size 1000 --difficulty hard --out exports/train-hard"],
+    "serve": ["serve --policy induction --port 8000"],
+    "serve-env": ["serve-env --port 5000 --workers 2", "serve-env --host 0.0.0.0 --port 5000 --elastic --max-workers 8"],
+    "eval": ["eval -n 8", "eval --model MODEL --base-url http://127.0.0.1:8000/v1 --api-key-var OPENAI_API_KEY"],
+    "report": ["report outputs/RUN_DIR -o outputs/report.html", "report outputs/RUN_A outputs/RUN_B -o outputs/compare.html"],
+}
+"""One or two command lines per command, printed at the end of its --help."""
+
+
+class _ExamplesLast(argparse.HelpFormatter):
+    """Wrap descriptions as usual; keep the examples epilog's lines as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("examples:"):
+            return text
+        return super()._fill_text(text, width, indent)
