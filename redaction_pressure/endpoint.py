@@ -12,6 +12,7 @@ warm-up in `serve-env` uses it, and so do the tests.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -37,6 +38,12 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 128
     """Pending connections the socket holds: Python's default of 5 refuses a burst of episodes
     (dozens of harnesses asking at once), which the clients see as a dead endpoint."""
+
+    def handle_error(self, request, client_address) -> None:
+        # A client that went away mid-answer (a stopped run, a timed-out request) is not an error here.
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
 
 
 class ChatServer:

@@ -35,6 +35,14 @@ class EvalError(RuntimeError):
     """vf-eval is missing or failed; the message says where its log is."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) during a run: vf-eval was stopped; `run_dir` holds what it finished (None if nothing)."""
+
+    def __init__(self, run_dir: Path | None) -> None:
+        super().__init__()
+        self.run_dir = run_dir
+
+
 @dataclass(frozen=True)
 class Endpoint:
     """The model vf-eval talks to."""
@@ -102,9 +110,21 @@ def run_eval(
                 time.sleep(0.5)
                 run_dir = run_dir or _new_run(output, before)
                 progress(_episodes(run_dir), tasks)
-        except BaseException:
+        except BaseException as stopped:
             process.terminate()
-            process.wait(30)
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            run_dir = run_dir or _new_run(output, before)
+            # The log goes with the partial run (or away): no temporary file is left behind.
+            if run_dir is not None:
+                log_path.replace(run_dir / LOG_FILE)
+            else:
+                log_path.unlink(missing_ok=True)
+            if isinstance(stopped, KeyboardInterrupt):
+                raise Interrupted(run_dir) from None
             raise
     run_dir = run_dir or _new_run(output, before)
     final_log = (run_dir / LOG_FILE) if run_dir else output / LOG_FILE
@@ -130,6 +150,11 @@ def _tool(name: str) -> str:
 def _new_run(output: Path, before: set[Path]) -> Path | None:
     fresh = sorted(set(output.glob(f"*/{TRACES_FILE}")) - before, key=lambda path: path.stat().st_mtime)
     return fresh[-1].parent if fresh else None
+
+
+def episodes_in(run_dir: Path | None) -> int:
+    """Episodes a run folder's traces file holds (0 for none)."""
+    return _episodes(run_dir)
 
 
 def _episodes(run_dir: Path | None) -> int:

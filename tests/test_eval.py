@@ -160,6 +160,41 @@ class TestAuditEvalAndReport(unittest.TestCase):
                 self.assertEqual(problems, [])
 
 
+class TestInterrupted(unittest.TestCase):
+    def test_ctrl_c_names_the_partial_run_and_reports_what_finished(self):
+        """SIGINT to eval's process group mid-run: exit 130, "interrupted", the partial run folder with its report and log, no temporary log left."""
+        import os
+        import signal
+        import time
+
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "runs"
+            process = subprocess.Popen(
+                [str(BIN / "redaction-pressure"), "eval", "-n", "64", "-c", "2", "-o", str(out)],
+                env=eval_environment(folder), cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                stdin=subprocess.DEVNULL, start_new_session=True,
+            )  # fmt: skip
+            deadline = time.monotonic() + 600
+            while time.monotonic() < deadline and process.poll() is None:
+                found = list(out.glob("*/traces.jsonl"))
+                if found and sum(1 for line in found[0].read_text().splitlines() if line.strip()) >= 2:
+                    break
+                time.sleep(0.2)
+            self.assertIsNone(process.poll(), "the run was still going when interrupted")
+            os.killpg(process.pid, signal.SIGINT)
+            stdout, stderr = process.communicate(timeout=300)
+            self.assertEqual(process.returncode, 130, stderr[-3000:])
+            (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
+            finished = len(traces(run_dir))
+            self.assertIn(f"redaction-pressure: interrupted after {finished} of 64 episodes", stderr)
+            self.assertIn(f"partial run folder: {run_dir}", stderr)
+            self.assertIn(f"report of the finished episodes: {run_dir / 'report.html'}", stderr)
+            self.assertTrue((run_dir / "report.html").is_file())
+            self.assertTrue((run_dir / "vf-eval.log").is_file())
+            self.assertEqual(list(out.glob(".vf-eval.log.*")), [], "no temporary log left behind")
+            self.assertNotIn("Traceback", stderr)
+
+
 class TestEvalUsage(unittest.TestCase):
     def test_eval_rejects_a_half_specified_endpoint(self):
         """--base-url without --model and --api-key-var is a usage error that names them."""

@@ -87,11 +87,15 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         with Progress(console=err, transient=False) as bar:
             # "finished", not "scored": an errored episode ends too, and is not a score.
             job = bar.add_task("episodes finished", total=tasks)
-            run_dir = evaluate.run_eval(
-                endpoint, split=args.split, tasks=tasks, output=args.output,
-                concurrency=args.max_concurrent, progress=lambda done, _: bar.update(job, completed=done), env=env,
-                taskset=args.taskset, difficulty=args.difficulty,
-            )  # fmt: skip
+            try:
+                run_dir = evaluate.run_eval(
+                    endpoint, split=args.split, tasks=tasks, output=args.output,
+                    concurrency=args.max_concurrent, progress=lambda done, _: bar.update(job, completed=done), env=env,
+                    taskset=args.taskset, difficulty=args.difficulty,
+                )  # fmt: skip
+            except evaluate.Interrupted as stopped:
+                bar.stop()
+                return _interrupted(stopped.run_dir, tasks, render, runs, err)
             run = runs.load_run(run_dir / runs.TRACES_FILE)
             errored = sum(1 for episode in run.episodes if episode.errored)
             scored = len(run.episodes) - errored
@@ -105,6 +109,27 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         print(f"{common.PROG}: error: {failed}", file=sys.stderr)
         return 1
     return 0
+
+
+def _interrupted(run_dir, tasks: int, render, runs, err: Console) -> int:
+    """Ctrl-C: say so, name the partial run and report what it finished; exit 130."""
+    from redaction_pressure import evaluate
+
+    done = evaluate.episodes_in(run_dir)
+    print(f"{common.PROG}: interrupted after {done} of {tasks} episodes", file=sys.stderr)
+    if run_dir is None or done == 0:
+        print(f"{common.PROG}: nothing finished; no run folder was kept" if run_dir is None
+              else f"{common.PROG}: partial run folder (no episode finished): {run_dir}", file=sys.stderr)  # fmt: skip
+        return 130
+    try:
+        run = runs.load_run(run_dir / runs.TRACES_FILE)
+        report = common.write_report(render, [run], run_dir / evaluate.REPORT_FILE, err)
+    except Exception as exc:  # noqa: BLE001 - a half-written last line must not hide the folder
+        print(f"{common.PROG}: partial run folder: {run_dir} (no report: {exc})", file=sys.stderr)
+        return 130
+    print(f"{common.PROG}: partial run folder: {run_dir}", file=sys.stderr)
+    print(f"{common.PROG}: report of the finished episodes: {report}", file=sys.stderr)
+    return 130
 
 
 def eval_summary(run, split: str) -> tuple[str, str]:
