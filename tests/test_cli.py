@@ -294,6 +294,18 @@ class TestBadInput(unittest.TestCase):
 class TestServePolicy(unittest.TestCase):
     """`serve --policy NAME`: an OpenAI-compatible endpoint answering with a prompt-only policy."""
 
+    def test_the_copy_baseline_served_from_the_prompt_writes_the_ladders_rules(self):
+        """`copy`, served from the prompt's text alone, writes on every dev task the rules the ladder's copy writes from the task's spans."""
+        from redaction_pressure.cli.serve import policy_answer
+        from redaction_pressure.policies.prompted import PROMPT_POLICIES
+
+        answer = policy_answer("copy")
+        for index in range(64):
+            task = load_task("dev", index)
+            with self.subTest(task=index):
+                self.assertEqual(PROMPT_POLICIES["copy"](task.prompt.user), policies.copy_rules(task.shown))
+                self.assertEqual(answer({"messages": [{"role": "user", "content": task.prompt.user}]}), policies.reply(policies.copy_rules(task.shown)))
+
     def test_serves_the_policy_streaming_and_plain_and_stops_on_sigterm(self):
         import signal
         import urllib.request

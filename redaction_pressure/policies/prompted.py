@@ -1,7 +1,7 @@
 """The non-LLM policies that answer from a user prompt alone, by name (what `serve --policy` runs).
 
 Each takes the user prompt's text and returns rules; none sees a task's records or spans.
-`prefix` and `literal` read the secrets the prompt lists; `induction` reads the shown
+`prefix`, `literal` and `copy` read the secrets the prompt lists (`copy` also the key each sits under); `induction` reads the shown
 records too; the others ignore the prompt (`constant` is one answer fitted on train).
 """
 
@@ -13,6 +13,7 @@ from redaction_pressure.policies.constant import constant_rules
 from redaction_pressure.policies.induction import induction_rules
 from redaction_pressure.policies.reference import (
     after_separator_rules,
+    copy_rules,
     delete_everything_rules,
     literal_rules_for,
     long_token_rules,
@@ -21,16 +22,32 @@ from redaction_pressure.policies.reference import (
 )
 from redaction_pressure.prompt import parse_user_prompt
 from redaction_pressure.rules import Rule
+from redaction_pressure.spans import Record, Span
 
 
 def _listed(prompt: str) -> list[str]:
     return [value for record in parse_user_prompt(prompt) for _, value in record.secrets]
 
 
+def _shown(prompt: str) -> list[Record]:
+    """The shown records with their listed secrets located in the text (every occurrence)."""
+    records = []
+    for shown in parse_user_prompt(prompt):
+        spans = []
+        for kind, value in shown.secrets:
+            at = shown.text.find(value)
+            while value and at >= 0:
+                spans.append(Span(start=at, end=at + len(value), kind=kind))
+                at = shown.text.find(value, at + len(value))
+        records.append(Record(text=shown.text, secrets=tuple(sorted(set(spans), key=lambda s: (s.start, s.end))), decoys=(), family=shown.family))
+    return records
+
+
 PROMPT_POLICIES: dict[str, Callable[[str], list[Rule]]] = {
     "induction": induction_rules,
     "prefix": lambda prompt: prefix_rules_for(_listed(prompt)),
     "literal": lambda prompt: literal_rules_for(_listed(prompt)),
+    "copy": lambda prompt: copy_rules(_shown(prompt)),
     "constant": lambda prompt: constant_rules(),
     "after_separator": lambda prompt: after_separator_rules(),
     "long_tokens": lambda prompt: long_token_rules(),
