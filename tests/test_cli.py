@@ -352,6 +352,33 @@ class TestServePolicy(unittest.TestCase):
         self.assertIn("unknown policy 'oracle'", result.stderr)
 
 
+class TestShowAuditTask(unittest.TestCase):
+    def test_an_audit_task_shows_what_the_agent_starts_with(self):
+        """show --taskset secrets-audit dev 7: the prompts, every file of the last commit with its text, the commits and refs, as text and as JSON."""
+        from redaction_pressure.audit.prompt import prompt
+        from redaction_pressure.audit.splits import plan_for
+
+        plan = plan_for("dev", 7)
+        result = run("show", "--taskset", "secrets-audit", "dev", "7", "--json", module=False)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        shown = json.loads(result.stdout)
+        self.assertEqual((shown["scenario"], shown["prompt"], shown["system_prompt"]), (plan.scenario, prompt(plan).user, prompt(plan).system))
+        self.assertEqual(shown["files"], plan.tree())
+        self.assertEqual([c["message"] for c in shown["history"]], [c.message for c in plan.commits])
+        self.assertEqual([(r["name"], r["commits"]) for r in shown["refs"]], list(plan.refs))
+        text = run("show", "--taskset", "secrets-audit", "dev", "7", module=False)
+        self.assertEqual(text.returncode, 0, text.stderr)
+        for path in plan.tree():
+            self.assertIn(path, text.stdout)
+        self.assertIn(plan.commits[-1].message, text.stdout)
+
+    def test_redaction_options_are_refused_for_an_audit_task(self):
+        """--difficulty with --taskset secrets-audit is a usage error naming the options."""
+        result = run("show", "--taskset", "secrets-audit", "dev", "0", "--difficulty", "hard", module=False)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("--shown, --hidden and --difficulty are redaction-pressure options", result.stderr)
+
+
 class TestHelpExamples(unittest.TestCase):
     def test_every_command_ends_its_help_with_examples_that_parse(self):
         """Each command's --help ends with an examples block, and every example is a valid command line for its parser."""

@@ -101,7 +101,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 EXAMPLES = {
-    "show": ["show dev 0", "show dev 3 --difficulty hard --shown 4 --json"],
+    "show": ["show dev 3 --difficulty hard --shown 4", "show --taskset secrets-audit dev 7 --json"],
     "score": ["score --split dev --index 0 answer.json", "score --split dev --size 64 answer.json --json"],
     "baselines": ["baselines --difficulty easy", "baselines --taskset secrets-audit --split train --start 260 --size 26"],
     "export": ["export dev --out exports/dev", "export train --size 1000 --difficulty hard --out exports/train-hard"],
