@@ -71,8 +71,15 @@ def vf_eval_command(
     and (redaction-pressure only) difficulty."""
     if concurrency is None and taskset == AUDIT_TASKSET_ID:
         concurrency = AUDIT_CONCURRENCY
+    selection = ["-n", str(tasks)]
+    if taskset == AUDIT_TASKSET_ID and split == "dev":
+        from redaction_pressure.audit.splits import DEV_SIZE, spread
+
+        if tasks < DEV_SIZE:
+            # The first dev tasks are all easy scenarios: a small sample takes each level in turn.
+            selection = ["--select.include.idx", *map(str, spread(tasks))]
     command = [
-        _tool("vf-eval"), taskset, "-n", str(tasks), "-m", endpoint.model,
+        _tool("vf-eval"), taskset, *selection, "-m", endpoint.model,
         "--client.base-url", endpoint.base_url, "--client.api-key-var", endpoint.api_key_var,
         "--env.agent.runtime.type", "subprocess", "--env.taskset.split", split,
         "--no-push", "--no-rich", "-o", str(output), "--run.name", run_name(taskset, endpoint.model),

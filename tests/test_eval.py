@@ -132,17 +132,18 @@ class TestAuditEvalAndReport(unittest.TestCase):
         with tempfile.TemporaryDirectory() as folder:
             out = Path(folder) / "runs"
             result = subprocess.run(
-                [str(BIN / "redaction-pressure"), "eval", "--taskset", "secrets-audit", "-n", "2", "-o", str(out)],
+                [str(BIN / "redaction-pressure"), "eval", "--taskset", "secrets-audit", "-n", "3", "-o", str(out)],
                 env=eval_environment(folder), cwd=folder, capture_output=True, text=True, stdin=subprocess.DEVNULL,
                 timeout=1800,
             )  # fmt: skip
             self.assertEqual(result.returncode, 0, result.stderr[-3000:])
             (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
             scored = traces(run_dir)
-            self.assertEqual(len(scored), 2)
+            self.assertEqual(len(scored), 3)
             self.assertEqual({t["task"]["type"] for t in scored}, {"SecretsAuditTask"})
-            self.assertIn("2 episode(s) scored, mean reward", result.stdout)
+            self.assertIn("3 episode(s) scored, mean reward", result.stdout)
             scenarios = {(t["task"]["data"]["scenario"], t["task"]["data"]["difficulty"]) for t in scored}
+            self.assertEqual({difficulty for _, difficulty in scenarios}, {"easy", "medium", "hard"}, "a small sample plays every level")
             steps = sum(int(t["metrics"]["steps"]) for t in scored)
             for width in (1280, 390):
                 page, problems = open_page(self, run_dir / "report.html", width=width, height=844)
@@ -153,7 +154,7 @@ class TestAuditEvalAndReport(unittest.TestCase):
                 self.assertEqual(ladder.count(), 1, "the dev ladder beside the run")
                 self.assertEqual(ladder.locator("thead th").all_inner_texts(), ["scenario", "this run", "oracle", "scripted", "memoriser", "inaction"])
                 self.assertEqual(ladder.locator("tbody tr").count(), 14, "13 scenarios and the total")
-                self.assertEqual(page.locator("details.audit-episode").count(), 2)
+                self.assertEqual(page.locator("details.audit-episode").count(), 3)
                 self.assertEqual(page.locator("details.audit-episode pre.command").count(), steps,
                                  "one timeline entry per tool call")  # fmt: skip
                 self.assertLessEqual(page.evaluate("document.documentElement.scrollWidth"), width)

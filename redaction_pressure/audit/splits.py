@@ -60,3 +60,18 @@ def commitment(split: str) -> str:
 
 def plan_for(split: str, index: int) -> RepoPlan:
     return build(scenario_for(index), seed_for(split, index))
+
+
+def spread(count: int, size: int = DEV_SIZE) -> list[int]:
+    """The first `count` task indices of a split of `size` taken in turn from each difficulty (easy,
+    medium, hard, easy, ...), in index order within each: a small sample plays every level."""
+    levels: dict[str, list[int]] = {}
+    for index in range(size):
+        levels.setdefault(SCENARIOS[index % len(SCENARIOS)].difficulty, []).append(index)
+    queues = [list(indices) for indices in levels.values()]
+    order: list[int] = []
+    while len(order) < min(count, size):
+        for queue in queues:
+            if queue and len(order) < count:
+                order.append(queue.pop(0))
+    return order
