@@ -12,7 +12,7 @@ import unittest
 from pathlib import Path
 
 from standin import StandInModel
-from test_report import eval_environment, open_page, traces
+from test_report import clipped_labels, eval_environment, open_page, traces
 
 from redaction_pressure import policies
 from redaction_pressure.api import load_task
@@ -158,6 +158,7 @@ class TestAuditEvalAndReport(unittest.TestCase):
                 self.assertEqual(page.locator("details.audit-episode pre.command").count(), steps,
                                  "one timeline entry per tool call")  # fmt: skip
                 self.assertLessEqual(page.evaluate("document.documentElement.scrollWidth"), width)
+                self.assertEqual(clipped_labels(page), [], "every chart label lies inside its chart")
                 self.assertEqual(problems, [])
 
 

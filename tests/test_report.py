@@ -93,6 +93,16 @@ def open_page(test: unittest.TestCase, path: Path, anchor: str = "", width: int 
     return page, problems
 
 
+def clipped_labels(page) -> list[str]:
+    """The chart texts (titles, axis and tick labels) that reach outside their chart as the browser draws them."""
+    return page.evaluate("""() => [...document.querySelectorAll('svg')].flatMap(svg => {
+        const box = svg.getBoundingClientRect();
+        return [...svg.querySelectorAll('text')].filter(t => { const r = t.getBoundingClientRect();
+            return r.width > 0 && (r.left < box.left - 0.5 || r.right > box.right + 0.5
+                                   || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5); })
+            .map(t => t.textContent); })""")
+
+
 class TestMarks(unittest.TestCase):
     def test_each_span_gets_the_status_of_what_was_removed(self):
         """Secrets read removed, partial or missed and decoys touched or intact, cut at removal edges."""
@@ -420,7 +430,7 @@ class TestReportOfRealRuns(unittest.TestCase):
                 self.assertEqual(problems, [])
 
     def test_no_sideways_scroll_and_readable_charts_at_390_px(self):
-        """At 390 px the page does not scroll sideways and chart text stays at least 9 px tall."""
+        """At 390 and 1280 px the page does not scroll sideways, chart text stays at least 9 px tall and no label is cut off."""
         for width in (390, 1280):
             with self.subTest(width=width):
                 page, problems = open_page(self, self.dev_report, width=width)
@@ -431,6 +441,7 @@ class TestReportOfRealRuns(unittest.TestCase):
                 )
                 self.assertTrue(heights)
                 self.assertGreaterEqual(min(h for h in heights if h > 0), 9.0)
+                self.assertEqual(clipped_labels(page), [], "every chart label lies inside its chart")
                 self.assertEqual(problems, [])
 
     def test_mistakes_section_links_open_the_record(self):

@@ -60,7 +60,7 @@ def recall_by_kind(runs: list[Run], summaries: list[Summary]) -> str:
     axes.set_yticks([row + 0.4 - width / 2 for row in range(len(kinds))], [_text(kind) for kind in kinds])
     axes.invert_yaxis()
     axes.set_xlim(0, 1)
-    axes.set_xlabel("recall (secrets removed / secrets, over the run)")
+    axes.set_xlabel("recall: secrets removed / secrets")
     axes.set_title("Recall per secret kind")
     _legend(axes, runs)
     return _svg(figure)
