@@ -437,6 +437,23 @@ class TestVersionAndBusyPorts(unittest.TestCase):
                 self.assertIn(message, result.stderr)
                 self.assertNotIn("Traceback", result.stderr)
 
+    def test_a_missing_extra_is_named_in_one_line(self):
+        """Without `datasets`, export exits 2 naming the export extra before building anything; without `dulwich`, the audit's import names the audit extra."""
+        program = ("import sys; sys.modules['datasets'] = None; from redaction_pressure.cli import main; "
+                   "sys.exit(main(['export', 'dev', '--size', '2', '--out', sys.argv[1]]))")  # fmt: skip
+        with tempfile.TemporaryDirectory() as folder:
+            result = subprocess.run([sys.executable, "-c", program, str(Path(folder) / "out")], capture_output=True, text=True,
+                                    stdin=subprocess.DEVNULL, timeout=120)  # fmt: skip
+            self.assertFalse((Path(folder) / "out").exists())
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertEqual(result.stderr.strip().splitlines(), [
+            "redaction-pressure: error: export needs the 'export' extra (datasets is missing): "
+            "pip install 'redaction-pressure[export]' or uv sync --extra export"])  # fmt: skip
+        program = "import sys; sys.modules['dulwich'] = None; import redaction_pressure.audit.repodata"
+        result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("ImportError: secrets-audit needs the 'audit' extra (dulwich is missing)", result.stderr)
+
     def test_a_host_that_is_not_an_address_is_a_usage_error(self):
         """serve-env --host with a name or a malformed address: exit 2, naming the value, nothing served."""
         for value in ("envhost", "300.1.1.1", "::1"):

@@ -94,7 +94,7 @@ class TestWheels(unittest.TestCase):
         self.assertNotIn(str(ROOT / "redaction_pressure"), out.stdout)
 
     def test_a_scoring_install_needs_only_the_core_dependencies(self):
-        """The redaction-pressure entry and the core require no report, scanner or audit tooling outside extras."""
+        """The redaction-pressure entry and the core require no report, export, scanner or audit tooling outside extras."""
         program = (
             "import json, importlib.metadata as m; print(json.dumps({d: m.requires(d) or [] for d in "
             "('redaction-pressure', 'redaction-pressure-core', 'secrets-audit')}))"
@@ -102,7 +102,7 @@ class TestWheels(unittest.TestCase):
         requires = json.loads(self.sh([str(self.bin / "python"), "-c", program], self.work).stdout)
         plain = [r for name in ("redaction-pressure", "redaction-pressure-core") for r in requires[name] if "extra ==" not in r]
         self.assertTrue(any(r.startswith("verifiers") for r in plain), plain)
-        for tool in ("matplotlib", "jinja2", "detect-secrets", "git-filter-repo", "pytest"):
+        for tool in ("matplotlib", "jinja2", "detect-secrets", "git-filter-repo", "pytest", "datasets", "dulwich"):
             self.assertFalse([r for r in plain if r.startswith(tool)], tool)
         self.assertTrue(any("[audit]" in r for r in requires["secrets-audit"]), requires["secrets-audit"])
 

@@ -20,8 +20,14 @@ import tarfile
 import zlib
 from dataclasses import dataclass, field
 
-from dulwich.ignore import IgnoreFilter, IgnoreFilterManager, read_ignore_patterns
-from dulwich.index import read_index_dict
+try:
+    from dulwich.ignore import IgnoreFilter, IgnoreFilterManager, read_ignore_patterns
+    from dulwich.index import read_index_dict
+except ImportError as exc:  # one line naming the fix, not a traceback into dulwich
+    raise ImportError(
+        f"secrets-audit needs the 'audit' extra ({(exc.name or 'dulwich').split('.')[0]} is missing): install the secrets-audit "
+        "environment, or pip install 'redaction-pressure-core[audit]', or uv sync --extra audit"
+    ) from None
 
 from redaction_pressure.audit.inflate import Budget, Oversized, loose_object, pack_objects
 from redaction_pressure.audit.leakscan import HISTORY_CORRUPT, HISTORY_MISSING, HISTORY_OK

@@ -27,6 +27,13 @@ def add(commands) -> None:
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.split == "private_eval":
         raise common.UsageError("private_eval cannot be exported: its tasks stay with the evaluator")
+    try:
+        import datasets  # slow to import: only here, and checked before any task is built
+    except ImportError as exc:
+        raise common.UsageError(
+            f"export needs the 'export' extra ({exc.name} is missing): "
+            "pip install 'redaction-pressure[export]' or uv sync --extra export"
+        ) from None
     if args.out.exists() and any(args.out.iterdir()):
         raise OSError(f"{args.out} exists and is not empty; choose a new folder")
     indices = common.indices(args.split, args.size)
@@ -37,7 +44,6 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             rows.append(task_row(common.task(args.split, index, args)))
             bar.advance(job)
     err.print(f"saving {len(rows)} tasks to {args.out}")
-    import datasets  # slow to import: only here
 
     datasets.disable_progress_bars()
     datasets.Dataset.from_list(rows).save_to_disk(str(args.out))
