@@ -197,6 +197,22 @@ class TestInterrupted(unittest.TestCase):
             self.assertNotIn("Traceback", stderr)
 
 
+class TestWithoutTheReportExtra(unittest.TestCase):
+    def test_eval_scores_and_summarises_without_the_report_libraries(self):
+        """Without jinja2 and matplotlib, eval -n 1 still runs, scores and summarises (exit 0), and says the report was not written and why."""
+        program = ("import sys; sys.modules['jinja2'] = None; sys.modules['matplotlib'] = None; "
+                   "from redaction_pressure.cli import main; sys.exit(main(['eval', '-n', '1', '-o', sys.argv[1]]))")  # fmt: skip
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "runs"
+            result = subprocess.run([sys.executable, "-c", program, str(out)], env=eval_environment(folder), cwd=folder,
+                                    capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=900)  # fmt: skip
+            self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+            (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
+            self.assertFalse((run_dir / "report.html").exists())
+        self.assertIn("1 episode(s) scored, mean reward", result.stdout)
+        self.assertIn("report: not written (the report needs the 'report' extra (jinja2 is missing)", result.stdout)
+
+
 class TestEvalUsage(unittest.TestCase):
     def test_eval_rejects_a_half_specified_endpoint(self):
         """--base-url without --model and --api-key-var is a usage error that names them."""

@@ -84,14 +84,22 @@ def prompt_policy_names() -> list[str]:
 
 
 def report_modules():
-    try:
-        from redaction_pressure.report import render, runs
-    except ImportError as exc:
-        raise UsageError(
-            f"the report needs the 'report' extra ({exc.name} is missing): "
-            "pip install 'redaction-pressure[report]' or uv sync --extra report"
-        ) from None
+    render, missing = optional_renderer()
+    if render is None:
+        raise UsageError(missing)
+    from redaction_pressure.report import runs
+
     return render, runs
+
+
+def optional_renderer():
+    """(the report renderer, "") or (None, why not): the renderer needs the `report` extra; reading runs does not."""
+    try:
+        from redaction_pressure.report import render
+    except ImportError as exc:
+        return None, (f"the report needs the 'report' extra ({(exc.name or 'jinja2').split('.')[0]} is missing): "
+                      "pip install 'redaction-pressure[report]' or uv sync --extra report")  # fmt: skip
+    return render, ""
 
 
 def write_report(render, found: list, output: Path, err: Console) -> Path:

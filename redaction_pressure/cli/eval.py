@@ -55,7 +55,11 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     from redaction_pressure import evaluate
 
-    render, runs = common.report_modules()
+    from redaction_pressure.report import runs
+
+    # Evaluating needs no report libraries: without the extra, the run is scored and summarised
+    # and the report is named as not written.
+    render, missing = common.optional_renderer()
     audit = args.taskset == common.AUDIT_TASKSET
     if args.policy is None:
         args.policy = "baseline" if audit else "induction"
@@ -95,14 +99,16 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
                 )  # fmt: skip
             except evaluate.Interrupted as stopped:
                 bar.stop()
-                return _interrupted(stopped.run_dir, tasks, render, runs, err)
+                return _interrupted(stopped.run_dir, tasks, render, missing, runs, err)
             run = runs.load_run(run_dir / runs.TRACES_FILE)
             errored = sum(1 for episode in run.episodes if episode.errored)
             scored = len(run.episodes) - errored
             bar.update(job, description=f"episodes finished: {scored} scored, {errored} errored")
-    report = common.write_report(render, [run], run_dir / evaluate.REPORT_FILE, err)
     print(f"run folder: {run_dir}")
-    print(f"report: {report}")
+    if render is None:
+        print(f"report: not written ({missing})")
+    else:
+        print(f"report: {common.write_report(render, [run], run_dir / evaluate.REPORT_FILE, err)}")
     line, failed = eval_summary(run, args.split)
     print(line)
     if failed:
@@ -111,7 +117,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
-def _interrupted(run_dir, tasks: int, render, runs, err: Console) -> int:
+def _interrupted(run_dir, tasks: int, render, missing: str, runs, err: Console) -> int:
     """Ctrl-C: say so, name the partial run and report what it finished; exit 130."""
     from redaction_pressure import evaluate
 
@@ -120,6 +126,9 @@ def _interrupted(run_dir, tasks: int, render, runs, err: Console) -> int:
     if run_dir is None or done == 0:
         print(f"{common.PROG}: nothing finished; no run folder was kept" if run_dir is None
               else f"{common.PROG}: partial run folder (no episode finished): {run_dir}", file=sys.stderr)  # fmt: skip
+        return 130
+    if render is None:
+        print(f"{common.PROG}: partial run folder: {run_dir} (no report: {missing})", file=sys.stderr)
         return 130
     try:
         run = runs.load_run(run_dir / runs.TRACES_FILE)
