@@ -18,16 +18,21 @@ from redaction_pressure.corpus import DEFAULT_DIFFICULTY, corpus_version
 from redaction_pressure.rubric import REWARD_SCHEMA_VERSION
 
 ENVIRONMENT = "redaction-pressure"
-DISTRIBUTION = "redaction-pressure-core"
-"""The root package's distribution; `redaction-pressure` and `secrets-audit` are the
-environments' entries (`environments/`), which depend on it."""
+DISTRIBUTIONS = ("redaction-pressure-core", "redaction-pressure", "secrets-audit")
+"""Where the installed code's version is read, first found: the repository's development
+install, then the environments' wheels (`environments/`), each of which carries this package."""
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 @lru_cache(maxsize=1)
 def version() -> str:
-    """The installed core distribution's version (one source: the root pyproject.toml)."""
-    return metadata.version(DISTRIBUTION)
+    """The installed code's version (the pyprojects agree; `test_packaging` checks it), or "unknown"."""
+    for name in DISTRIBUTIONS:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return "unknown"
 
 
 @lru_cache(maxsize=1)

@@ -25,6 +25,7 @@ import unittest
 from pathlib import Path
 
 from cases import PRIVATE_ENV, TEST_SECRET, private_secret
+from standin import ToolCallingModel
 
 from redaction_pressure.audit import programs, splits
 from redaction_pressure.audit.local import LocalWorkspace
@@ -114,23 +115,11 @@ def script_for(index: int) -> tuple[str, list[list[dict]], float | None]:
     return policies.get(index, ("do nothing", [], 0.0))
 
 
-class ScriptedAgent(ChatServer):
+class ScriptedAgent(ToolCallingModel):
     """Plays each task's script turn by turn, keyed by the task's prompt."""
 
     def __init__(self) -> None:
-        self.scripts = {prompt(splits.plan_for("dev", i)).user: script_for(i)[1] for i in range(TASKS)}
-        super().__init__(self._answer)
-
-    def _answer(self, body: dict):
-        messages = body.get("messages") or []
-        first = next((m for m in messages if m.get("role") == "user"), {})
-        content = first.get("content")
-        text = content if isinstance(content, str) else "".join(p.get("text", "") for p in content or [])
-        turns = self.scripts.get(text, [])
-        if callable(turns):
-            return turns(body)
-        done = sum(1 for m in messages if m.get("role") == "assistant")
-        return turns[done] if done < len(turns) else "Done."
+        super().__init__({prompt(splits.plan_for("dev", i)).user: script_for(i)[1] for i in range(TASKS)})
 
 
 def traces(run_dir: Path) -> list[dict]:

@@ -26,7 +26,7 @@ try:
 except ImportError as exc:  # one line naming the fix, not a traceback into dulwich
     raise ImportError(
         f"secrets-audit needs the 'audit' extra ({(exc.name or 'dulwich').split('.')[0]} is missing): install the secrets-audit "
-        "environment, or pip install 'redaction-pressure-core[audit]', or uv sync --extra audit"
+        "environment, or pip install 'redaction-pressure[audit]', or uv sync --extra audit"
     ) from None
 
 from redaction_pressure.audit.inflate import Budget, Oversized, loose_object, pack_objects

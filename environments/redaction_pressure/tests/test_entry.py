@@ -38,11 +38,13 @@ class TestEntry(unittest.TestCase):
         self.assertEqual(_plugin_class(module, vf.Harness, "harness").__name__, "OneTurnHarness")
         self.assertEqual(default_harness_id("redaction-pressure"), "redaction-pressure")
 
-    def test_entry_pins_the_installed_core(self):
-        """The entry's distribution requires exactly the core version that is installed."""
-        requires = metadata.requires("redaction-pressure") or []
-        core = metadata.version("redaction-pressure-core")
-        self.assertIn(f"redaction-pressure-core=={core}", [r.replace(" ", "") for r in requires])
+    def test_the_entry_runs_the_repositorys_one_copy_of_the_code(self):
+        """Installed for development, the entry imports the repository's package (its wheel carries a copy) at its own version."""
+        import redaction_pressure
+        from redaction_pressure import identity
+
+        self.assertEqual(Path(redaction_pressure.__file__).parent, ROOT_TESTS.parent / "redaction_pressure")
+        self.assertEqual(identity.version(), metadata.version("redaction-pressure"))
 
 
 class TestDevSplit(unittest.TestCase):

@@ -1,0 +1,1 @@
+../redaction_pressure/hatch_build.py
