@@ -35,7 +35,7 @@ COSTS = {
     "test_audit_attacks_e2e": 150, "test_policies": 140, "test_taskset": 85, "test_report": 80, "test_pool": 80,
     "test_audit_container": 80, "test_levels": 70, "test_packaging": 75, "test_serving": 45, "test_audit_agent": 40,
     "test_cli": 40, "test_audit_ladder": 40, "test_harness": 45, "test_api": 25, "test_readme": 20, "test_corpus": 20, "test_realism": 15,
-    "test_audit_generator": 15,
+    "test_audit_generator": 15, "test_play": 30,
 }  # fmt: skip
 LIGHT = 5
 JOBS = len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1

@@ -1,4 +1,4 @@
-"""The command-line tool: evaluate, report, show a task, score a reply, run the ladder, serve.
+"""The command-line tool: evaluate, report, show a task, play one, score a reply, run the ladder, serve.
 
 One module per subcommand, named after it, each with `add(commands)` registering its parser
 and the function it runs; `common.py` holds what several share.
@@ -6,6 +6,7 @@ and the function it runs; `common.py` holds what several share.
     redaction-pressure eval [--policy NAME | --model M --base-url URL --api-key-var VAR]
     redaction-pressure report RUN_DIR [RUN_DIR ...] -o FILE.html
     redaction-pressure show SPLIT INDEX
+    redaction-pressure play --taskset secrets-audit SPLIT INDEX
     redaction-pressure score FILE --split dev [--index N] [--json]
     redaction-pressure baselines --split dev [--difficulty LEVEL] [--policy NAME ...] [--json]
     redaction-pressure export SPLIT --out PATH
@@ -34,6 +35,7 @@ from redaction_pressure.cli import (
     common,
     eval,
     export,
+    play,
     report,
     score,
     serve,
@@ -92,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {common.version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (show, score, baselines, export, serve, eval, report):
+    for command in (show, play, score, baselines, export, serve, eval, report):
         command.add(commands)
     for name, sub in commands.choices.items():
         sub.epilog = "examples:\n" + "\n".join(f"  {PROG} {line}" for line in EXAMPLES[name])
@@ -102,6 +104,7 @@ def _parser() -> argparse.ArgumentParser:
 
 EXAMPLES = {
     "show": ["show dev 3 --difficulty hard --shown 4", "show --taskset secrets-audit dev 7 --json"],
+    "play": ["play --taskset secrets-audit dev 3", "play --taskset secrets-audit train 40"],
     "score": ["score --split dev --index 0 answer.json", "score --split dev --size 64 answer.json --json"],
     "baselines": ["baselines --difficulty easy", "baselines --taskset secrets-audit --split train --start 260 --size 26"],
     "export": ["export dev --out exports/dev", "export train --size 1000 --difficulty hard --out exports/train-hard"],

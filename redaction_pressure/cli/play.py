@@ -1,0 +1,461 @@
+"""`play --taskset secrets-audit SPLIT INDEX`: work an audit task in the terminal as the agent would.
+
+A person stands in for the model, so what they get is what the agent gets and nothing more:
+
+- the repository is written into a fresh temporary workspace by the programs the taskset's
+  `setup` runs (`audit.local.LocalWorkspace`), in the environment the subprocess runtime gives
+  the agent (host variables less `*API_KEY*` names, the private secret masked, this
+  interpreter's scripts first on PATH);
+- each line typed is one tool call, one step of the budget. A plain line is the bash harness's
+  `bash` tool (verifiers' own `run_bash`: `bash -c` in the workspace, stdout then stderr, its
+  timeout) and its output is cut by the harness's `truncate_tool_output`; `:name args` calls
+  `edit` (verifiers' `run_edit`) or an audit tool (the `AuditTools` methods the agent's runtime
+  serves, on this session's state);
+- findings a call reveals are appended to its result as the taskset's interceptor appends them,
+  and the status line after each step holds only what the conversation already told the agent
+  (steps, budget, findings announced, how many are not yet visible);
+- `submit`, `exit`, end of input or the spent step budget end the episode: `grading.grade` and
+  the rubric score the workspace as `finalize` and the reward would, the score is printed with
+  its parts and the grader's reasons, and the workspace is removed. Ctrl-C removes it unscored.
+
+Only the public splits: a private_eval task would run its agent on the evaluator's host, which
+the taskset refuses without an explicit opt-in that `vf-eval` records on the trace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import inspect
+import os
+import secrets
+import shlex
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+
+from rich.console import Console
+from rich.text import Text
+
+from redaction_pressure import splits
+from redaction_pressure.cli import common
+from redaction_pressure.cli.common import UsageError
+
+ENDINGS = ("submit", "exit")
+PROMPT = "audit> "
+
+
+def add(commands) -> None:
+    play = commands.add_parser(
+        "play", help="work a secrets-audit task in the terminal as the agent would, then grade it",
+        description="Write the task's repository into a temporary workspace, print the prompts, then read one tool call a "
+                    "line: a shell command (the agent's bash tool) or :TOOL ARGS (edit and the audit tools; the session "
+                    "prints the list). submit, exit, end of input or the spent step budget grade the repository as the "
+                    "episode would; Ctrl-C ends without grading (exit 130). The workspace is removed either way.",
+    )  # fmt: skip
+    play.add_argument("--taskset", choices=(common.TASKSET, common.AUDIT_TASKSET), default=common.TASKSET,
+                      help=f"which taskset's task; play supports only {common.AUDIT_TASKSET} for now, so pass it")  # fmt: skip
+    play.add_argument("split", choices=splits.SPLITS, help="train or dev (a private_eval task never runs its agent on this host)")
+    play.add_argument("index", type=int)
+    play.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    plan = _plan(args)
+    _audit_extra()
+    try:
+        with _agent_environment(), _workspace(plan) as workspace, _inside(str(workspace.root)):
+            session = Session(plan, workspace)
+            _introduce(session, out)
+            ending = _loop(session, out)
+            out.print(Text(f"\n{ending}: grading the repository as the episode's finalize would", style="bold"))
+            _report(session, out)
+        out.print(Text(f"workspace {workspace.root} removed"))
+    except KeyboardInterrupt:
+        print(f"{common.PROG}: interrupted: not graded; the workspace was removed", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _plan(args: argparse.Namespace):
+    """The task's plan, or a usage error naming what is wrong (before anything heavy is imported)."""
+    if args.taskset != common.AUDIT_TASKSET:
+        raise UsageError(f"play supports only --taskset {common.AUDIT_TASKSET} for now ({args.taskset} is one reply: see show and score)")
+    from redaction_pressure.audit import splits as audit_splits
+
+    if args.split == "private_eval":
+        raise UsageError("play works train and dev tasks: a private_eval task would run its agent on the evaluator's host")
+    try:
+        audit_splits.check_index(args.split, args.index)
+    except splits.SplitError as exc:
+        raise UsageError(str(exc)) from None
+    return audit_splits.plan_for(args.split, args.index)
+
+
+def _audit_extra() -> None:
+    """Import the grader now: without the `audit` extra this is the one line that names it."""
+    import importlib
+
+    try:
+        importlib.import_module("redaction_pressure.audit.local")  # grading, repodata and dulwich with it
+    except ImportError as exc:
+        raise UsageError(str(exc)) from None
+
+
+# -- the agent's surroundings ---------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _agent_environment() -> Iterator[None]:
+    """This process's environment, for the session, as the subprocess runtime hands it to the agent
+    and to the grader's programs; restored afterwards (main() may be called in-process)."""
+    from types import SimpleNamespace
+
+    from redaction_pressure.audit.taskset import _own_tools_first
+
+    saved = dict(os.environ)
+    # verifiers' subprocess runtime drops every inherited name holding API_KEY.
+    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k.upper()}
+    _own_tools_first(SimpleNamespace(env=env))
+    # NOTE: as SecretsAuditTask.runtime_env: the private secret is masked for every program started.
+    env[splits.PRIVATE_ENV] = ""
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@contextlib.contextmanager
+def _workspace(plan):
+    """A LocalWorkspace inside a folder of our own, so that nothing is left behind even when
+    materialising is interrupted before the workspace could be closed."""
+    from redaction_pressure.audit.local import LocalWorkspace
+
+    parent = tempfile.mkdtemp(prefix="redaction-pressure-play-")
+    saved, tempfile.tempdir = tempfile.tempdir, parent
+    try:
+        try:
+            workspace = LocalWorkspace(plan)
+        finally:
+            tempfile.tempdir = saved
+        with workspace:
+            yield workspace
+    finally:
+        shutil.rmtree(parent, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _inside(folder: str) -> Iterator[None]:
+    """The agent's tools work relative to the runtime's folder (`repo/` in it), as does run_bash."""
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+@contextlib.contextmanager
+def _no_input() -> Iterator[None]:
+    """A tool call reads no input: the session's own lines must not be swallowed by a command."""
+    saved = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+
+
+# -- one episode ------------------------------------------------------------------------------------
+
+
+class Session:
+    """One episode on a local workspace: the tools' state, the calls so far, what the agent was shown."""
+
+    def __init__(self, plan, workspace) -> None:
+        from redaction_pressure.audit.plan import tools_plan_json
+        from redaction_pressure.audit.tools import AuditState, window_marks
+
+        self.plan = plan
+        self.workspace = workspace
+        salt = secrets.token_hex(16)
+        # What the taskset's setup puts in the rollout state for the tools.
+        self.state = AuditState(
+            plan=tools_plan_json(plan),
+            salt=salt,
+            marks=window_marks(plan, salt),
+            announced=[f.id for f in plan.findings if f.tier == "surface"],
+            bytecode=workspace.toolchain.bytecode,
+        )
+        self.tools = _tools(self.state)
+        self.calls: list = []
+
+    @property
+    def steps(self) -> int:
+        return len(self.calls)
+
+    @property
+    def spent(self) -> bool:
+        return self.steps >= self.plan.budget
+
+    def signatures(self) -> dict:
+        """The tools a `:name` line may call, by name: edit, then the audit tools."""
+        from verifiers.v1.harnesses.utils.core import run_edit
+
+        from redaction_pressure.audit.tiers import AUDIT_TOOLS
+
+        return {"edit": run_edit, **{name: getattr(self.tools, name) for name in AUDIT_TOOLS}}
+
+    def call(self, name: str, args: dict) -> str:
+        """Run one tool call; return its result as the agent reads it (cut, with any reveals)."""
+        from verifiers.v1.harnesses.utils.compaction import truncate_tool_output
+
+        from redaction_pressure.audit.tiers import Call
+
+        self.calls.append(Call(name, args))
+        self.state.steps = self.steps
+        with _no_input():
+            result = self._run(name, args)
+        return truncate_tool_output(result) + self._revealed()
+
+    def _run(self, name: str, args: dict) -> str:
+        from verifiers.v1.harnesses.utils.core import run_bash, run_edit
+
+        if name == "bash":
+            return run_bash(args["command"])
+        if name == "edit":
+            return run_edit(**args)
+        return asyncio.run(getattr(self.tools, name)(**args))
+
+    def _revealed(self) -> str:
+        """The notes the taskset's `reveal` interceptor appends for findings this call revealed."""
+        from redaction_pressure.audit.tiers import AUDIT_TOOLS, visible
+
+        plan, state = self.plan, self.state
+        audit_calls = [c for c in self.calls if c.tool in AUDIT_TOOLS]
+        new = [f for f in visible(plan, audit_calls, state.fixed) if f not in state.announced]
+        if not new:
+            return ""
+        state.announced = [*state.announced, *new]
+        by_id = {f.id: f for f in plan.findings}
+        notes = [f"- {i}: {by_id[i].kind} at {by_id[i].path}:{by_id[i].line} ({by_id[i].tier})" for i in new]
+        return "\n\nNewly revealed findings:\n" + "\n".join(notes)
+
+    def status(self) -> str:
+        """What the conversation has told the agent so far, in one line (the `status` tool tells more, for a step)."""
+        from redaction_pressure.audit.rubric import efficiency
+
+        steps, budget, shown = self.steps, self.plan.budget, self.state.announced
+        return (f"status: step {steps} of {budget} ({budget - steps} left, efficiency bonus now {efficiency(steps, budget):.3f}); "
+                f"findings shown {len(shown)} ({', '.join(shown) or 'none'}), not yet visible {len(self.plan.findings) - len(shown)}")  # fmt: skip
+
+    def grade(self) -> tuple[dict, object]:
+        """(facts, score) as `finalize` records them and the reward reads them."""
+        from redaction_pressure.audit.rubric import score
+
+        facts = self.workspace.facts(self.steps, self.state.announced)
+        facts["revealed"] = sorted(set(facts["revealed"]) & {f.id for f in self.plan.findings})
+        return facts, score(self.plan, facts)
+
+
+def _tools(state):
+    """The audit tools bound to this session's state (verifiers hands each call its rollout's)."""
+    from redaction_pressure.audit.tools import AuditTools, AuditToolsConfig
+
+    class SessionTools(AuditTools):
+        @property
+        def state(self):
+            return state
+
+    return SessionTools(AuditToolsConfig())
+
+
+def parse(line: str, signatures: dict) -> tuple[str, dict]:
+    """A typed line as one tool call: `:name ARGS` (shell-quoted) calls a tool, anything else is bash.
+
+    Raises ValueError, naming the usage, for a `:` line that is no valid call (it costs no step)."""
+    if not line.startswith(":"):
+        return "bash", {"command": line}
+    try:
+        name, *words = shlex.split(line[1:]) or [""]
+    except ValueError as exc:
+        raise ValueError(f"cannot split {line!r}: {exc}") from None
+    if name not in signatures:
+        raise ValueError(f"no tool {name!r}; the tools are {', '.join(':' + n for n in signatures)} (help lists them)")
+    return name, _bind(name, signatures[name], words)
+
+
+def _bind(name: str, fn, words: list[str]) -> dict:
+    params = list(inspect.signature(fn, eval_str=True).parameters.values())
+    required = sum(p.default is inspect.Parameter.empty for p in params)
+    if not required <= len(words) <= len(params):
+        raise ValueError(f"usage: {usage(name, fn)}")
+    args = {}
+    for param, word in zip(params, words):
+        try:
+            args[param.name] = param.annotation(word) if param.annotation in (int, float) else word
+        except ValueError:
+            raise ValueError(f"usage: {usage(name, fn)} ({param.name.upper()} must be a number)") from None
+    return args
+
+
+def usage(name: str, fn) -> str:
+    params = inspect.signature(fn).parameters.values()
+    return " ".join([f":{name}", *(p.name.upper() if p.default is inspect.Parameter.empty else f"[{p.name.upper()}]" for p in params)])
+
+
+# -- the terminal -----------------------------------------------------------------------------------
+
+
+def _introduce(session: Session, out: Console) -> None:
+    from redaction_pressure.audit.prompt import prompt
+
+    plan, shown = session.plan, prompt(session.plan)
+    out.rule(f"{common.AUDIT_TASKSET} task: {plan.scenario} ({plan.difficulty}), step budget {plan.budget}")
+    out.print(Text("System prompt", style="bold"))
+    out.print(Text(shown.system))
+    out.print(Text("\nUser prompt", style="bold"))
+    out.print(Text(shown.user))
+    out.print(Text(f"\nworkspace: {session.workspace.root}"))
+    out.print(Text(help_text(session)))
+    out.print(Text(session.status()))
+
+
+def help_text(session: Session) -> str:
+    """What a person may type; the tools' own descriptions, so the list never drifts from them."""
+    from verifiers.v1.harnesses.utils.core import EDIT_TOOL
+
+    lines = ["How to play: each line is one tool call, one step of the budget.",
+             "  COMMAND            a shell command, run like the agent's bash tool in the workspace (./repo is the",
+             "                     repository); each line is a fresh `bash -c`, so cd and variables do not carry over,",
+             "                     and commands get no input (use `git commit -m`, not an editor)"]  # fmt: skip
+    for name, fn in session.signatures().items():
+        about = EDIT_TOOL["function"]["description"] if name == "edit" else (fn.__doc__ or "").strip()
+        lines.append(f"  {usage(name, fn):<40} {about}")
+    lines += ["  Arguments are shell-quoted. Not steps: help, an empty line, a `:` line that is not a valid call.",
+              "  submit, exit or end of input (Ctrl-D): grade the repository and end; the step budget ends it too.",
+              "  Ctrl-C: end without grading."]  # fmt: skip
+    return "\n".join(lines)
+
+
+def _lines(out: Console) -> Iterator[str]:
+    """Typed lines (with line editing on a terminal); piped lines are echoed, so a transcript reads as a session."""
+    import importlib
+
+    tty = sys.stdin.isatty()
+    if tty:
+        with contextlib.suppress(ImportError):
+            importlib.import_module("readline")  # line editing and history for input()
+    while True:
+        try:
+            line = input(PROMPT) if tty else sys.stdin.readline()
+        except EOFError:
+            return
+        if not tty:
+            if not line:
+                return
+            out.print(Text(PROMPT + line.rstrip("\n")), style="dim")
+        yield line.rstrip("\n")
+
+
+def _loop(session: Session, out: Console) -> str:
+    """Run typed calls until the episode ends; return how it ended."""
+    signatures = session.signatures()
+    for line in _lines(out):
+        if line.strip() in ENDINGS:
+            return line.strip()
+        if line.strip() in ("", "help", ":help"):
+            if line.strip():
+                out.print(Text(help_text(session)))
+            continue
+        try:
+            name, args = parse(line, signatures)
+        except ValueError as exc:
+            out.print(Text(f"not a step: {exc}"))
+            continue
+        out.print(Text(session.call(name, args)))
+        out.print(Text(session.status(), style="bold"))
+        if session.spent:
+            return f"the step budget ({session.plan.budget} tool calls) is spent"
+    return "end of input"
+
+
+def _report(session: Session, out: Console) -> None:
+    facts, score = session.grade()
+    for line in score_lines(facts, score, session.plan.budget):
+        out.print(Text(line))
+    out.print(Text("reasons:", style="bold"))
+    for line in reasons(facts) or ["nothing left, nothing broken"]:
+        out.print(Text(f"  - {line}"))
+
+
+def score_lines(facts: dict, score, budget: int) -> list[str]:
+    """The score and its parts: where leaks are left, health and its factors, efficiency."""
+    from redaction_pressure.audit import preservation
+    from redaction_pressure.audit.leakscan import HISTORY_NOT_SCANNED
+    from redaction_pressure.audit.rubric import health, probe_share
+
+    left = facts.get("left") or {}
+    tree = sorted(s for s, where in left.items() if where.get("tree") or where.get("probes"))
+    history = sorted(s for s, where in left.items() if where.get("history"))
+    # History counts only where the history is the scenario's point; elsewhere it is not scanned.
+    kept = "not scanned for this task" if facts.get("history") == HISTORY_NOT_SCANNED else f"history {facts.get('history')}"
+    formula = (f"min(1, detection {score.detection:.3f} x health {score.health:.3f} + efficiency {score.efficiency:.3f})"
+               if score.detection > 0 else "0: no leak was fixed")  # fmt: skip
+    tests = facts.get("tests") or {}
+    return [
+        f"score {score.total:.3f} = {formula}",
+        f"  working tree: {len(tree)} of {score.leaks_initial} secrets still recoverable{_ids(tree)}",
+        f"  history: {len(history)} of {score.leaks_initial} secrets still in git's objects{_ids(history)}; {kept}",
+        f"  health: {score.health:.3f} = tests {score.tests_passed}/{score.tests_total} passed ({tests.get('status')}, {health(tests):.3f})"
+        f" x lines and decoys kept {preservation.factor(facts.get('preservation')):.3f} x probes matching gold {probe_share(facts.get('probes')):.3f}"
+        + (f" x commits kept {float(facts.get('history_kept', 0.0)):.3f}" if "history_kept" in facts else "")
+        + (" x 0 (tampering)" if facts.get("tampering") else ""),
+        f"  efficiency: {score.efficiency:.3f} ({score.steps} of {budget} steps)",
+    ]
+
+
+def _ids(ids: list[str]) -> str:
+    return f" ({', '.join(ids)})" if ids else ""
+
+
+def reasons(facts: dict) -> list[str]:
+    """The grader's reasons, one line each: what it could not read, what is left where, what broke."""
+    lines = [f"grader: {facts['reason']}"] if facts.get("reason") else []
+    for secret, where in sorted((facts.get("left") or {}).items()):
+        for place, label in (("tree", "in the working tree"), ("history", "in git's objects"), ("probes", "by the entry points")):
+            if where.get(place):
+                lines.append(f"{secret} left {label}: {', '.join(map(str, where[place][:5]))}")
+    if facts.get("history_reason"):
+        lines.append(f"history {facts.get('history')}: {facts['history_reason']}")
+    lines += [f"tampering: {t}" for t in facts.get("tampering") or []]
+    lines += _health_reasons(facts)
+    return lines
+
+
+def _health_reasons(facts: dict) -> list[str]:
+    tests = facts.get("tests") or {}
+    lines = []
+    if tests.get("status") != "ok" or tests.get("passed") != tests.get("total"):
+        lines.append(f"tests {tests.get('status')}: {tests.get('passed', 0)}/{tests.get('total', 0)} passed" + (f" ({tests['reason']})" if tests.get("reason") else ""))
+    if tests.get("first_failure"):
+        first = tests["first_failure"]
+        lines.append(f"first failing test: {first.get('id')} ({first.get('when')}): {first.get('error')}")
+    kept = facts.get("preservation") or {}
+    if kept.get("lost"):
+        lines.append(f"original lines lost: {kept.get('total', 0) - kept.get('kept', 0)} of {kept.get('total')} ({', '.join(kept['lost'][:5])})")
+    decoys = kept.get("decoys") or [0, 0]
+    if decoys[0] != decoys[1]:
+        lines.append(f"example values kept: {decoys[0]} of {decoys[1]}")
+    probes = facts.get("probes") or {}
+    if probes.get("failed"):
+        lines.append(f"entry points that no longer match the gold fix: {', '.join(probes['failed'][:5])}")
+    return lines
