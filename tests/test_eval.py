@@ -103,6 +103,7 @@ class TestReportAtScale(unittest.TestCase):
             )  # fmt: skip
             self.assertEqual(result.returncode, 0, result.stderr[-3000:])
             (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
+            self.assertRegex(run_dir.name, r"^redaction-pressure--induction--[0-9a-f]{8}$")  # as the README names it
             report = run_dir / "report.html"
             self.assertIn("episodes finished: 64 scored, 0 errored", result.stderr)
             self.assertIn(f"report: {report}", result.stdout)
@@ -160,6 +161,31 @@ class TestAuditEvalAndReport(unittest.TestCase):
                 self.assertLessEqual(page.evaluate("document.documentElement.scrollWidth"), width)
                 self.assertEqual(clipped_labels(page), [], "every chart label lies inside its chart")
                 self.assertEqual(problems, [])
+
+    def test_rollouts_of_an_audit_task_are_one_entry(self):
+        """-n 1 -r 2: two episodes of one task; the report shows one task holding two rollouts, and pass@1..2."""
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "runs"
+            result = subprocess.run(
+                [str(BIN / "redaction-pressure"), "eval", "--taskset", "secrets-audit", "-n", "1", "-r", "2", "-o", str(out)],
+                env=eval_environment(folder), cwd=folder, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                timeout=1800,
+            )  # fmt: skip
+            self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+            (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
+            scored = traces(run_dir)
+            self.assertEqual(len({t["task"]["key"] for t in scored}), 1)
+            self.assertEqual(len(scored), 2)
+            self.assertIn("2 episode(s) scored (1 task), mean reward over tasks", result.stdout)
+            page, problems = open_page(self, run_dir / "report.html")
+            self.assertEqual(page.locator("details.audit-episode").count(), 1)
+            self.assertEqual(page.locator("details.audit-episode details.rollout").count(), 2)
+            self.assertEqual(page.locator("#tasks-run1 tbody tr").count(), 1)
+            self.assertEqual([span.get_attribute("data-k") for span in page.locator(".pass-at").all()], ["1", "2"])
+            self.assertIn("1 task · 2 rollouts (2 per task)", page.locator(".run-where").inner_text())
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+            self.assertEqual(clipped_labels(page), [])
+            self.assertEqual(problems, [])
 
 
 class TestInterrupted(unittest.TestCase):
@@ -222,6 +248,45 @@ class TestEvalUsage(unittest.TestCase):
         )  # fmt: skip
         self.assertEqual(result.returncode, 2)
         self.assertIn("--model and --api-key-var", result.stderr)
+
+    def test_bad_rollouts_sampling_and_passed_options_are_one_line_usage_errors(self):
+        """-r 0, a negative or NaN temperature, --max-tokens 0, a word or an option eval sets after --: exit 2, one line naming it, nothing run."""
+        cases = {
+            ("-r", "0"): "-r/--num-rollouts must be a whole number of at least 1; got '0'",
+            ("-r", "three"): "-r/--num-rollouts must be a whole number",
+            ("--temperature", "-0.5"): "--temperature must be a number of at least 0",
+            ("--temperature", "nan"): "--temperature must be a number of at least 0",
+            ("--max-tokens", "0"): "--max-tokens must be a whole number of at least 1",
+            ("--", "stray"): "unexpected argument 'stray'; give vf-eval's own options after --",
+            ("--", "-o", "elsewhere"): "-o after -- is set by eval itself; use eval's -o",
+            ("--", "--sampling.temperature=2"): "--sampling.temperature after -- is set by eval itself; use eval's --temperature",
+        }
+        with tempfile.TemporaryDirectory() as folder:
+            for options, message in cases.items():
+                with self.subTest(options=options):
+                    result = subprocess.run(
+                        [str(BIN / "redaction-pressure"), "eval", "-n", "1", "-o", str(Path(folder) / "runs"), *options],
+                        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120, cwd=folder,
+                    )  # fmt: skip
+                    self.assertEqual(result.returncode, 2, result.stderr)
+                    self.assertEqual(result.stderr.count("\n"), 1, result.stderr)
+                    self.assertIn(message, result.stderr)
+            self.assertFalse((Path(folder) / "runs").exists(), "nothing started")
+
+    def test_rollouts_sampling_and_extra_options_reach_the_vf_eval_command(self):
+        """-r, --temperature, --max-tokens and the options after -- become vf-eval's -r, --sampling.* and trailing arguments."""
+        import argparse
+
+        from redaction_pressure.cli import eval as eval_command
+        from redaction_pressure.evaluate import Endpoint, vf_eval_command
+
+        args = argparse.Namespace(rollouts="3", temperature="0.7", max_tokens="512", vf_args=["--sampling.top-p", "0.9"])
+        extra = eval_command.sampling(args).arguments()
+        self.assertEqual(extra, ["-r", "3", "--sampling.temperature", "0.7", "--sampling.max-tokens", "512", "--sampling.top-p", "0.9"])
+        command = vf_eval_command(Endpoint("m", "http://127.0.0.1:9/v1", "K"), "dev", 4, Path("out"), None, extra=extra)
+        self.assertEqual(command[-len(extra):], extra)
+        plain = argparse.Namespace(rollouts=None, temperature=None, max_tokens=None, vf_args=[])
+        self.assertEqual(eval_command.sampling(plain).arguments(), [], "the defaults add nothing to vf-eval's command")
 
 
 if __name__ == "__main__":
