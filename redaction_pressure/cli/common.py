@@ -28,18 +28,6 @@ class UsageError(Exception):
     """The command line asks for something that does not exist or is not allowed."""
 
 
-def version() -> str:
-    """The installed distribution's version (the core distribution, or the environment wheel)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    for name in ("redaction-pressure-core", "redaction-pressure"):
-        try:
-            return version(name)
-        except PackageNotFoundError:
-            continue
-    return "unknown"
-
-
 def check_port_free(port: int, host: str = "127.0.0.1") -> None:
     """Fail with one line naming the address when something already listens on host:port."""
     import errno
