@@ -29,10 +29,9 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from redaction_pressure import splits
+from redaction_pressure import identity, splits
 from redaction_pressure.cli import (
     baselines,
-    common,
     eval,
     export,
     play,
@@ -92,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Inspect, score and benchmark redaction-pressure tasks without a model.",
     )
-    parser.add_argument("--version", action="version", version=f"{PROG} {common.version()}")
+    parser.add_argument("--version", action="version", version=f"{PROG} {identity.version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in (show, play, score, baselines, export, serve, eval, report):
         command.add(commands)
@@ -110,7 +109,7 @@ EXAMPLES = {
     "export": ["export dev --out exports/dev", "export train --size 1000 --difficulty hard --out exports/train-hard"],
     "serve": ["serve --policy induction --port 8000"],
     "serve-env": ["serve-env --port 5000 --workers 2", "serve-env --host 0.0.0.0 --port 5000 --elastic --max-workers 8"],
-    "eval": ["eval -n 8", "eval --model MODEL --base-url http://127.0.0.1:8000/v1 --api-key-var OPENAI_API_KEY"],
+    "eval": ["eval -n 8 -r 3", "eval --model MODEL --base-url http://127.0.0.1:8000/v1 --api-key-var OPENAI_API_KEY"],
     "report": ["report outputs/RUN_DIR -o outputs/report.html", "report outputs/RUN_A outputs/RUN_B -o outputs/compare.html"],
 }
 """One or two command lines per command, printed at the end of its --help."""
