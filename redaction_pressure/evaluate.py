@@ -5,7 +5,9 @@ on a split, then renders the run's report into the run folder. Without `--base-u
 the model is a prompt-only policy answering from a local chat endpoint
 (`endpoint.ChatServer`, on 127.0.0.1, in this process), so no key and no network are
 needed. Progress is read from the run's `traces.jsonl`, which vf-eval appends to as
-each episode is scored. This module does not import verifiers.
+each episode is scored (one line per rollout: `-r N` plays every task N times). Rollouts,
+sampling and any further vf-eval options reach vf-eval as extra arguments after the ones
+this module sets. This module does not import verifiers.
 """
 
 from __future__ import annotations
@@ -66,9 +68,10 @@ def vf_eval_command(
     concurrency: int | None,
     taskset: str = TASKSET_ID,
     difficulty: str = "standard",
+    extra: list[str] | tuple[str, ...] = (),
 ) -> list[str]:
     """The vf-eval command line the README documents, for this endpoint, split, taskset
-    and (redaction-pressure only) difficulty."""
+    and (redaction-pressure only) difficulty, then `extra` (rollouts, sampling, options after `--`)."""
     if concurrency is None and taskset == AUDIT_TASKSET_ID:
         concurrency = AUDIT_CONCURRENCY
     selection = ["-n", str(tasks)]
@@ -88,7 +91,7 @@ def vf_eval_command(
         command += ["-c", str(concurrency)]
     if difficulty != "standard":
         command += ["--env.taskset.difficulty", difficulty]
-    return command
+    return command + list(extra)
 
 
 def run_eval(
@@ -102,12 +105,14 @@ def run_eval(
     env: dict[str, str] | None = None,
     taskset: str = TASKSET_ID,
     difficulty: str = "standard",
+    extra: list[str] | tuple[str, ...] = (),
 ) -> Path:
-    """Run vf-eval and return the new run folder; `progress(done, total)` is called as it goes."""
+    """Run vf-eval and return the new run folder; `progress(done, total)` is called as it goes
+    (`total` is the tasks given: the caller counts rollouts)."""
     output.mkdir(parents=True, exist_ok=True)
     before = set(output.glob(f"*/{TRACES_FILE}"))
     log_path = output / f".{LOG_FILE}.{os.getpid()}"
-    command = vf_eval_command(endpoint, split, tasks, output, concurrency, taskset, difficulty)
+    command = vf_eval_command(endpoint, split, tasks, output, concurrency, taskset, difficulty, extra)
     run_dir: Path | None = None
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -134,6 +134,121 @@ class TestMarks(unittest.TestCase):
         self.assertEqual(stats.bootstrap([0.4] * 5), stats.Interval(0.4, 0.4, 0.4))
 
 
+def episode(key: str, reward: float, index: int = 0, error: str = "") -> runs.Episode:
+    """A minimal scored (or errored) redaction-pressure rollout of task `key`."""
+    return runs.Episode(
+        task_id=key, split="dev", index=index, shown=8, hidden=32, prompt="", reply=None, reward=reward,
+        components={"recall": reward, "precision": 1.0, "clean_gate": float(reward == 1.0)}, metrics={"validity": 1.0},
+        errors=(), failures=(), identity={"split": "dev", "split_commitment": "c"}, started=None, error=error, key=key,
+    )  # fmt: skip
+
+
+def run_of(*episodes: runs.Episode, label: str = "m") -> runs.Run:
+    return runs.Run(path=Path("traces.jsonl"), label=label, model=label, episodes=tuple(episodes))
+
+
+class TestPassAtK(unittest.TestCase):
+    def test_pass_at_k_is_the_unbiased_estimator(self):
+        """pass@k equals 1 - C(n-c, k) / C(n, k) on known cases, 1 when fewer than k rollouts failed."""
+        cases = {  # (n, c, k): pass@k
+            (3, 0, 1): 0.0, (3, 3, 1): 1.0, (3, 1, 1): 1 / 3, (3, 1, 2): 2 / 3, (3, 2, 2): 1.0,
+            (5, 2, 2): 1 - 3 / 10, (10, 3, 5): 1 - 21 / 252, (1, 1, 1): 1.0, (1, 0, 1): 0.0,
+        }  # fmt: skip
+        for (n, c, k), expected in cases.items():
+            with self.subTest(n=n, c=c, k=k):
+                self.assertAlmostEqual(stats.pass_at_k(n, c, k), expected, places=12)
+
+    def test_impossible_counts_are_refused(self):
+        """k of 0 or above n, and c above n, raise ValueError naming the numbers."""
+        for n, c, k in ((3, 1, 0), (3, 1, 4), (3, 4, 1), (3, -1, 1)):
+            with self.subTest(n=n, c=c, k=k), self.assertRaises(ValueError) as caught:
+                stats.pass_at_k(n, c, k)
+            self.assertIn(f"n={n}, c={c}, k={k}", str(caught.exception))
+
+    def test_the_curve_averages_tasks_and_stops_at_the_fewest_rollouts(self):
+        """pass@k over tasks is the mean of each task's pass@k, for k up to the fewest rollouts of a scored task."""
+        curve = stats.pass_curve([[1.0, 0.0, 0.0], [1.0, 1.0, 1.0], [0.5, 0.0, 0.0]])
+        self.assertEqual(list(curve), [1, 2, 3])
+        self.assertAlmostEqual(curve[1], (1 / 3 + 1 + 0) / 3)
+        self.assertAlmostEqual(curve[2], (2 / 3 + 1 + 0) / 3)
+        self.assertAlmostEqual(curve[3], (1 + 1 + 0) / 3)
+        self.assertEqual(list(stats.pass_curve([[1.0, 1.0, 0.0], [0.0, 1.0], []])), [1, 2], "an empty task is left out")
+        self.assertEqual(stats.pass_curve([[], []]), {})
+
+    def test_a_pass_is_the_full_score_up_to_rounding(self):
+        """A reward of 1.0 less float rounding passes; 0.99 does not."""
+        self.assertTrue(stats.passed(0.9999999999999))
+        self.assertTrue(stats.passed(1.0))
+        self.assertFalse(stats.passed(0.99))
+
+
+class TestTaskStatistics(unittest.TestCase):
+    def test_more_rollouts_of_one_task_do_not_narrow_the_interval(self):
+        """Three rollouts of one task give the interval of its mean taken once; a rollout-level bootstrap would be narrower."""
+        means = [0.25, 0.75, 0.5, 1.0, 0.0]
+        repeated = [[0.25, 0.25, 0.25], [0.75], [0.5], [1.0], [0.0]]
+        once = stats.task_bootstrap([[value] for value in means])
+        grouped = stats.task_bootstrap(repeated)
+        self.assertEqual(grouped, once)
+        self.assertEqual(once, stats.bootstrap(means))
+        flat = stats.bootstrap([value for rewards in repeated for value in rewards])
+        self.assertLess(flat.high - flat.low, grouped.high - grouped.low, "counting rollouts as tasks would narrow it")
+
+    def test_the_headline_is_the_mean_of_task_means(self):
+        """A task with three 0.0 rollouts and one with a single 1.0 average to 0.5, not 0.25."""
+        summary = analysis.summarise(run_of(episode("a", 0.0), episode("a", 0.0), episode("b", 1.0, 1), episode("a", 0.0)))
+        self.assertEqual((summary.tasks, summary.rollouts, summary.per_task), (2, 4, 3))
+        self.assertEqual(summary.reward.mean, 0.5)
+        self.assertEqual(summary.recall, 0.5)
+
+    def test_within_task_spread_and_pass_at_k_of_a_run(self):
+        """The summary's within-task std is the mean of the tasks' sample stds; pass@k comes from each task's passes."""
+        summary = analysis.summarise(run_of(*(episode("a", r) for r in (1.0, 0.0, 1.0)),
+                                            *(episode("b", r, 1) for r in (0.5, 0.5, 0.5))))  # fmt: skip
+        self.assertAlmostEqual(summary.within_std, (stats.std([1.0, 0.0, 1.0]) + 0.0) / 2)
+        self.assertAlmostEqual(summary.pass_at[1], (2 / 3 + 0) / 2)
+        self.assertAlmostEqual(summary.pass_at[2], (1 + 0) / 2)
+        self.assertIsNone(analysis.summarise(run_of(episode("a", 1.0), episode("b", 0.0, 1))).within_std)
+
+    def test_an_errored_rollout_is_left_out_of_its_task(self):
+        """A task whose second rollout errored counts by its scored rollout; a task with none scored is left out."""
+        summary = analysis.summarise(run_of(episode("a", 1.0), episode("a", 0.0, error="ProviderError"),
+                                            episode("b", 0.0, 1, error="ProviderError")))  # fmt: skip
+        self.assertEqual((summary.tasks, summary.scored_tasks, summary.errored, summary.scored), (2, 1, 2, 1))
+        self.assertEqual(summary.reward.mean, 1.0)
+
+    def test_runs_are_compared_by_task_key_on_task_means(self):
+        """Three rollouts per task in any order against one per task in reverse order: paired by key, task means compared."""
+        a = run_of(episode("t1", 1.0), episode("t2", 0.0, 1), episode("t1", 0.0), episode("t2", 0.5, 1),
+                   episode("t1", 0.5), episode("t2", 1.0, 1), label="a")  # fmt: skip
+        b = run_of(episode("t2", 1.0, 1), episode("t1", 0.5), label="b")
+        difference = analysis.compare(a, b)
+        self.assertEqual(difference.tasks, 2)
+        self.assertTrue(difference.rollouts)
+        self.assertEqual(sorted(difference.per_task), [("t1", 0.5, 0.5), ("t2", 0.5, 1.0)])
+        self.assertEqual(difference.mean.mean, 0.25)
+
+    def test_audit_runs_group_the_same_way(self):
+        """secrets-audit episodes of two tasks, three rollouts each: two tasks, six rollouts, pass@1..3, task-mean reward."""
+        from redaction_pressure.report import audit
+
+        def rollout(index: int, reward: float) -> audit.AuditEpisode:
+            return audit.AuditEpisode(
+                task_id=f"audit-dev-{index:05d}", split="dev", index=index, scenario="git_basics", difficulty="easy",
+                budget=10, reward=reward, metrics={"detection": reward, "health": 1.0, "steps": 5.0}, facts={},
+                identity={}, started=None, key=f"audit-dev-{index:05d}",
+            )  # fmt: skip
+
+        episodes = [rollout(0, 1.0), rollout(1, 0.0), rollout(0, 1.0), rollout(1, 0.5), rollout(0, 0.4), rollout(1, 0.0)]
+        summary = audit.summarise(episodes)
+        self.assertEqual((summary.tasks, summary.rollouts, summary.per_task), (2, 6, 3))
+        self.assertAlmostEqual(summary.reward.mean, (2.4 / 3 + 0.5 / 3) / 2)
+        self.assertEqual(list(summary.pass_at), [1, 2, 3])
+        self.assertAlmostEqual(summary.pass_at[1], (2 / 3 + 0) / 2)
+        ((_, _, group),) = audit.breakdown(episodes)
+        self.assertEqual(group.tasks, 2)
+
+
 class TestReadingRuns(unittest.TestCase):
     def test_bad_inputs_name_what_is_wrong(self):
         """A missing folder, a folder without traces and a file that is not a trace each say so by name."""
@@ -479,6 +594,124 @@ class TestReportOfRealRuns(unittest.TestCase):
         self.assertEqual(problems, [])
         self.assertNotIn(TEST_SECRET, (self.private_run / "report.html").read_text(encoding="utf-8"))
 
+
+
+class TestReportOfRollouts(unittest.TestCase):
+    """`eval -r 3` with a built-in policy (deterministic: its three rollouts of a task agree), then
+    the report: one entry per task holding its rollouts, task-level interval, pass@k."""
+
+    TASKS, ROLLOUTS = 4, 3
+
+    @classmethod
+    def setUpClass(cls):
+        chromium()
+        cls.home = Path(tempfile.mkdtemp(prefix="rp-rollouts-"))
+        cls.printed = cls.eval("-r", str(cls.ROLLOUTS), "--temperature", "0.5", "--max-tokens", "4096",
+                               "--", "--select.seed", "7", out="r3")  # fmt: skip
+        (cls.run_dir,) = [path.parent for path in (cls.home / "r3").glob("*/traces.jsonl")]
+        cls.eval(out="r1")
+        (cls.single,) = [path.parent for path in (cls.home / "r1").glob("*/traces.jsonl")]
+        cls.compared = cls.home / "compared.html"
+        result = subprocess.run([str(BIN / "redaction-pressure"), "report", str(cls.run_dir), str(cls.single), "-o",
+                                 str(cls.compared)], env=eval_environment(str(cls.home)), capture_output=True, text=True,
+                                stdin=subprocess.DEVNULL, timeout=600)  # fmt: skip
+        assert result.returncode == 0, result.stderr[-3000:]
+        cls.report = cls.run_dir / "report.html"
+        cls.rewards: dict[str, list[float]] = {}
+        for trace in traces(cls.run_dir):
+            cls.rewards.setdefault(trace["task"]["data"]["id"], []).append(sum(r["score"] * r["weight"] for r in trace["rewards"].values()))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.home, ignore_errors=True)
+
+    @classmethod
+    def eval(cls, *options: str, out: str) -> str:
+        result = subprocess.run(
+            [str(BIN / "redaction-pressure"), "eval", "--policy", "induction", "-n", str(cls.TASKS),
+             "-o", str(cls.home / out), *options],
+            env=eval_environment(str(cls.home)), cwd=cls.home, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+            timeout=900,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr[-3000:]
+        return result.stdout + result.stderr
+
+    def test_eval_passes_rollouts_sampling_and_extra_arguments_to_vf_eval(self):
+        """vf-eval's resolved config holds -r 3, the temperature, the token limit and the option after --; each task ran three times."""
+        config = json.loads((self.run_dir / "configs" / "resolved" / "eval.json").read_text())
+        self.assertEqual(config["num_rollouts"], self.ROLLOUTS)
+        self.assertEqual((config["sampling"]["temperature"], config["sampling"]["max_tokens"]), (0.5, 4096))
+        self.assertEqual(config["select"]["seed"], 7)
+        self.assertEqual(sorted(map(len, self.rewards.values())), [self.ROLLOUTS] * self.TASKS)
+        self.assertIn(f"{self.TASKS * self.ROLLOUTS} episode(s) scored ({self.TASKS} tasks), mean reward over tasks", self.printed)
+        self.assertIn(f"episodes finished: {self.TASKS * self.ROLLOUTS} scored, 0 errored", self.printed)
+
+    def test_one_entry_and_one_anchor_per_task_with_its_rollouts_inside(self):
+        """Each task has one row, one section and one anchor; its three rollouts sit inside its section, each with its own anchor."""
+        html = self.report.read_text(encoding="utf-8")
+        page, problems = open_page(self, self.report)
+        self.assertEqual(page.locator("#tasks-run1 tbody tr").count(), self.TASKS)
+        self.assertEqual(page.locator("details.task").count(), self.TASKS)
+        for task_id in self.rewards:
+            with self.subTest(task=task_id):
+                self.assertEqual(html.count(f'id="run1-{task_id}"'), 1)
+                self.assertEqual(html.count(f'href="#run1-{task_id}"'), 1, "the table links the task once")
+                section = page.locator(f"details.task[data-task='{task_id}']")
+                self.assertEqual(section.count(), 1)
+                rollouts = section.locator("details.rollout")
+                self.assertEqual([rollouts.nth(i).get_attribute("id") for i in range(rollouts.count())],
+                                 [f"run1-{task_id}-rollout{turn}" for turn in range(1, self.ROLLOUTS + 1)])  # fmt: skip
+                shown = [float(text) for text in section.locator(".rollout-reward").all_text_contents()]
+                self.assertEqual(shown, [round(reward, 3) for reward in self.rewards[task_id]], "each rollout's reward is reachable")
+        where = page.locator(".run-where").inner_text()
+        self.assertIn(f"{self.TASKS} tasks · {self.TASKS * self.ROLLOUTS} rollouts ({self.ROLLOUTS} per task)", where)
+        self.assertEqual(problems, [])
+
+    def test_headline_is_over_tasks_with_pass_at_k(self):
+        """The mean is the mean of task means with an interval over the 4 tasks; pass@1..3 follow the unbiased estimator."""
+        page, problems = open_page(self, self.report)
+        means = [sum(rewards) / len(rewards) for rewards in self.rewards.values()]
+        expected = stats.task_bootstrap(list(self.rewards.values()))
+        self.assertEqual(page.locator("[data-metric=reward]").inner_text(),
+                         f"{sum(means) / len(means):.3f} [{expected.low:.3f}, {expected.high:.3f}]")  # fmt: skip
+        self.assertIn(f"bootstrap over the {self.TASKS} scored tasks", page.locator(".interval-note").inner_text())
+        shown = {int(span.get_attribute("data-k")): span.inner_text() for span in page.locator(".pass-at").all()}
+        self.assertEqual(list(shown), [1, 2, 3])
+        for k, text in shown.items():
+            value = sum(stats.pass_at_k(len(r), sum(x >= 1.0 for x in r), k) for r in self.rewards.values()) / self.TASKS
+            self.assertEqual(text, f"@{k} {value:.3f}")
+        self.assertEqual(page.locator("[data-metric=within-std]").inner_text(), "0.000", "a deterministic policy's rollouts agree")
+        self.assertEqual(page.locator("[data-metric=errored]").inner_text(), f"0 of {self.TASKS * self.ROLLOUTS}")
+        self.assertEqual(problems, [])
+
+    def test_page_is_clean_and_unclipped_at_both_widths(self):
+        """Every section open, at 390 and 1280 px: no console error, no sideways scroll, every chart label inside its chart."""
+        for width in (390, 1280):
+            with self.subTest(width=width):
+                page, problems = open_page(self, self.report, width=width)
+                page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+                self.assertLessEqual(page.evaluate("document.documentElement.scrollWidth"), width)
+                self.assertEqual(clipped_labels(page), [])
+                self.assertEqual(problems, [])
+
+    def test_a_mistake_link_opens_its_rollout(self):
+        """A record linked from the mistakes section lies in one rollout; following the link opens it and its task."""
+        page, problems = open_page(self, self.report)
+        link = page.locator("#mistakes ~ section td.examples a").first
+        target = link.get_attribute("href")[1:]
+        self.assertRegex(target, r"^run1-dev-\d{5}-rollout[1-3]-r\d+$")
+        link.click()
+        self.assertTrue(page.locator(f"[id='{target}']").is_visible())
+        self.assertEqual(problems, [])
+
+    def test_runs_with_and_without_rollouts_compare_by_task(self):
+        """The r=3 run against the r=1 run of the same policy: one row per task, task means, no change."""
+        page, problems = open_page(self, self.compared)
+        self.assertEqual(page.locator("table.comparison tbody tr").count(), self.TASKS)
+        self.assertEqual(set(page.locator("table.comparison tbody td:nth-child(4)").all_text_contents()), {"+0.000"})
+        self.assertIn("task mean reward", page.locator("h3 + p").first.inner_text())
+        self.assertEqual(page.locator("[data-metric=pass-at-k]").count(), 1, "pass@k only for the run with rollouts")
+        self.assertEqual(problems, [])
 
 if __name__ == "__main__":
     unittest.main()

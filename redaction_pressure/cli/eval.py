@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -38,7 +39,82 @@ def add(commands) -> None:
     evaluate.add_argument("-n", "--num-tasks", type=int, help="tasks to run (default: all 64 of dev; required for train)")
     evaluate.add_argument("-c", "--max-concurrent", type=int, help="episodes in flight (vf-eval's -c; default vf-eval's)")
     evaluate.add_argument("-o", "--output", type=Path, default=Path("outputs"), help="folder of runs, as vf-eval's -o (default ./outputs)")
+    # Read as text and checked in `sampling`, so a bad value is one line, like every other usage error.
+    evaluate.add_argument("-r", "--num-rollouts", "--rollouts-per-example", dest="rollouts", metavar="N",
+                          help="rollouts per task (vf-eval's -r; default 1); the report groups them by task")  # fmt: skip
+    evaluate.add_argument("--temperature", metavar="T", help="sampling temperature sent to the model (vf-eval's --sampling.temperature)")
+    evaluate.add_argument("--max-tokens", metavar="N", help="most tokens per model reply (vf-eval's --sampling.max-tokens)")
+    evaluate.add_argument("vf_args", nargs="*", metavar="-- VF_EVAL_ARG",
+                          help="after --: further vf-eval arguments, passed as given (e.g. -- --sampling.top-p 0.9)")  # fmt: skip
     evaluate.set_defaults(run=run)
+
+
+OWNED_FLAGS = {
+    "-m": "--model", "--model": "--model", "--client.base-url": "--base-url", "--client.api-key-var": "--api-key-var",
+    "-n": "-n", "--select.limit": "-n", "-r": "-r", "--num-rollouts": "-r", "--group-size": "-r",
+    "--rollouts-per-example": "-r", "-c": "-c", "--max-concurrent": "-c", "-o": "-o", "--output-dir": "-o",
+    "--sampling.temperature": "--temperature", "--sampling.max-tokens": "--max-tokens",
+    "--env.taskset.split": "--split", "--env.taskset.difficulty": "--difficulty", "--env.taskset.id": "--taskset",
+    "--run.name": "", "--run.dir": "", "--resume": "", "--dry-run": "", "--clean": "", "--push": "", "--no-push": "",
+    "--rich": "", "--no-rich": "", "-h": "", "--help": "",
+}  # fmt: skip
+"""vf-eval options `eval` sets itself (-> the eval option that sets it, or "" when eval owns it outright).
+Passed again after `--`, they would move the run folder eval reads or contradict its own options."""
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How many times each task is played and how the model samples, as vf-eval arguments."""
+
+    rollouts: int = 1
+    temperature: float | None = None
+    max_tokens: int | None = None
+    extra: tuple[str, ...] = ()
+    """Further vf-eval arguments from after `--`, as given."""
+
+    def arguments(self) -> list[str]:
+        """The vf-eval arguments for these choices (nothing for a default)."""
+        made = ["-r", str(self.rollouts)] if self.rollouts != 1 else []
+        if self.temperature is not None:
+            made += ["--sampling.temperature", repr(self.temperature)]
+        if self.max_tokens is not None:
+            made += ["--sampling.max-tokens", str(self.max_tokens)]
+        return made + list(self.extra)
+
+
+def sampling(args: argparse.Namespace) -> Sampling:
+    """The checked -r, --temperature, --max-tokens and `--` arguments; a bad one is a one-line UsageError."""
+    return Sampling(
+        rollouts=_number(args.rollouts, int, "-r/--num-rollouts", low=1) if args.rollouts is not None else 1,
+        temperature=_number(args.temperature, float, "--temperature", low=0) if args.temperature is not None else None,
+        max_tokens=_number(args.max_tokens, int, "--max-tokens", low=1) if args.max_tokens is not None else None,
+        extra=passthrough(args.vf_args),
+    )
+
+
+def _number(text: str, kind: type, option: str, low: float):
+    try:
+        value = kind(text)
+    except ValueError:
+        value = None
+    # NaN fails every comparison, and infinity is not a temperature either.
+    if value is None or not low <= value < float("inf"):
+        described = "a whole number" if kind is int else "a number"
+        raise common.UsageError(f"{option} must be {described} of at least {low:g}; got {text!r}")
+    return value
+
+
+def passthrough(extra: list[str]) -> tuple[str, ...]:
+    """vf-eval arguments given after `--`: they must start with an option, and not one eval sets itself."""
+    if extra and not extra[0].startswith("-"):
+        raise common.UsageError(f"unexpected argument {extra[0]!r}; give vf-eval's own options after --")
+    for word in extra:
+        flag = word.split("=", 1)[0]
+        if flag in OWNED_FLAGS:
+            instead = OWNED_FLAGS[flag]
+            raise common.UsageError(f"{flag} after -- is set by eval itself; "
+                                    + (f"use eval's {instead}" if instead else "it cannot be passed to vf-eval here"))  # fmt: skip
+    return tuple(extra)
 
 
 def audit_answer(name: str):
@@ -79,6 +155,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise common.UsageError("--model and --api-key-var name a real endpoint: give --base-url too")
     if args.base_url is not None and not (args.model and args.api_key_var):
         raise common.UsageError("--base-url needs --model and --api-key-var")
+    sampled = sampling(args)
     if args.split == "private_eval":
         splits.commitment(args.split)  # fail now, by name, when the secret is missing
     env = dict(os.environ)
@@ -87,19 +164,20 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     # time (docs/performance.md). A value the user set is kept.
     env.setdefault("UV_COMPILE_BYTECODE", "1")
     with model_endpoint(args, env) as endpoint:
-        err.print(f"vf-eval {args.taskset}: {tasks} {args.split} task(s), model {endpoint.model} at {endpoint.base_url}")
+        times = f" × {sampled.rollouts} rollouts" if sampled.rollouts > 1 else ""
+        err.print(f"vf-eval {args.taskset}: {tasks} {args.split} task(s){times}, model {endpoint.model} at {endpoint.base_url}")
         with Progress(console=err, transient=False) as bar:
             # "finished", not "scored": an errored episode ends too, and is not a score.
-            job = bar.add_task("episodes finished", total=tasks)
+            job = bar.add_task("episodes finished", total=tasks * sampled.rollouts)
             try:
                 run_dir = evaluate.run_eval(
                     endpoint, split=args.split, tasks=tasks, output=args.output,
                     concurrency=args.max_concurrent, progress=lambda done, _: bar.update(job, completed=done), env=env,
-                    taskset=args.taskset, difficulty=args.difficulty,
+                    taskset=args.taskset, difficulty=args.difficulty, extra=sampled.arguments(),
                 )  # fmt: skip
             except evaluate.Interrupted as stopped:
                 bar.stop()
-                return _interrupted(stopped.run_dir, tasks, render, missing, runs, err)
+                return _interrupted(stopped.run_dir, tasks * sampled.rollouts, render, missing, runs, err)
             run = runs.load_run(run_dir / runs.TRACES_FILE)
             errored = sum(1 for episode in run.episodes if episode.errored)
             scored = len(run.episodes) - errored
@@ -146,13 +224,21 @@ def eval_summary(run, split: str) -> tuple[str, str]:
 
     Errored episodes (provider errors, timeouts, harness errors) are not scores: the mean
     is over the scored ones, and the errored ones are counted and named."""
+    from redaction_pressure.report.runs import group_tasks  # not stats: eval runs without numpy
+
     scored = [episode.reward for episode in run.episodes if not episode.errored]
     errored = [episode for episode in run.episodes if episode.errored]
     commitment = run.identity.get("split_commitment", "unknown")
     total = len(run.episodes)
-    if scored:
+    groups = group_tasks(run.episodes)
+    tasks = [task.reward for task in groups if not task.errored]
+    if scored and len(groups) == total:
         line = (f"{len(scored)} episode(s) scored, mean reward {sum(scored) / len(scored):.3f} on {split} "
                 f"(commitment {commitment})")  # fmt: skip
+    elif scored:
+        # Several rollouts per task: the mean is over tasks, each by its rollouts' mean (as in the report).
+        line = (f"{len(scored)} episode(s) scored ({len(groups)} task{'s' if len(groups) != 1 else ''}), mean reward over tasks "
+                f"{sum(tasks) / len(tasks):.3f} on {split} (commitment {commitment})")  # fmt: skip
     else:
         line = f"no episode scored on {split} (commitment {commitment})"
     if not errored:

@@ -1,8 +1,11 @@
 """What the report says about a run: summaries with bootstrap intervals, and each record's marks.
 
-Summaries are means over a run's episodes. The interval is a percentile bootstrap over
-tasks (10,000 resamples, a fixed seed, so a report is reproducible). A comparison
-pairs two runs by task id and bootstraps the mean of the per-task differences.
+Summaries are over a run's tasks: a task played several times (`vf-eval -r N`) counts once,
+by the mean of its scored rollouts, so the headline is the mean over tasks of per-task means
+and its percentile bootstrap (10,000 resamples, a fixed seed, so a report is reproducible)
+resamples tasks, not rollouts. With several rollouts per task the summary adds pass@k and
+the spread of rewards within a task (`stats`). A comparison pairs two runs by task key and
+bootstraps the mean of the per-task differences of task means.
 
 Marks show what a public episode's rules removed from each hidden record. The task is
 rebuilt from its (split, index, sizes) and checked against the prompt the trace holds;
@@ -20,6 +23,7 @@ from dataclasses import dataclass, field
 
 
 from redaction_pressure.api import load_task
+from redaction_pressure.report import stats
 from redaction_pressure.report.runs import Episode, Run
 from redaction_pressure.report.stats import Interval, bootstrap
 from redaction_pressure.rubric import grade
@@ -31,10 +35,11 @@ CHECKED_METRICS = ("secrets_removed", "decoys_touched", "chars_removed", "secret
 
 @dataclass(frozen=True)
 class Summary:
-    """One run's headline figures, over its scored episodes (errored ones are counted apart)."""
+    """One run's headline figures, over its tasks' scored rollouts (errored ones are counted apart)."""
 
     tasks: int
     reward: Interval
+    """The mean over tasks of per-task mean rewards, with an interval resampling tasks."""
     recall: float
     precision: float
     clean_gate: float
@@ -46,11 +51,21 @@ class Summary:
     kind_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
     """(removed, total) secrets of each kind over the scored episodes."""
     errored: int = 0
+    """Errored rollouts."""
     errored_reasons: dict[str, int] = field(default_factory=dict)
+    rollouts: int = 0
+    per_task: int = 1
+    """The most rollouts a task has (vf-eval's -r)."""
+    pass_at: dict[int, float] = field(default_factory=dict)
+    """pass@k, k = 1 .. r, averaged over tasks (see `stats.pass_curve`)."""
+    within_std: float | None = None
+    """Mean over tasks of the std of their rollouts' rewards (None with one rollout each)."""
+    scored_tasks: int = 0
 
     @property
     def scored(self) -> int:
-        return self.tasks - self.errored
+        """Scored rollouts."""
+        return self.rollouts - self.errored
 
 
 @dataclass(frozen=True)
@@ -134,9 +149,11 @@ def kind_counts(episodes) -> dict[str, tuple[int, int]]:
 
 
 def summarise(run: Run) -> Summary:
+    """The run's headline: rates are means over tasks of per-task means; counts are over scored rollouts."""
     errored = [episode for episode in run.episodes if episode.errored]
     episodes = [episode for episode in run.episodes if not episode.errored]
-    count = len(run.episodes)
+    tasks = [task for task in run.tasks if not task.errored]
+    rewards = [task.rewards for task in run.tasks]
     codes = Counter(error.get("code", "unknown") for episode in episodes for error in episode.errors)
     failures = Counter(failure for episode in run.episodes for failure in episode.failures)
     counts = kind_counts(episodes)
@@ -147,23 +164,27 @@ def summarise(run: Run) -> Summary:
                 if name.startswith("recall_"):
                     kinds.setdefault(name.removeprefix("recall_"), []).append(value)
 
-    def mean(values) -> float:
-        values = list(values)
-        return sum(values) / len(values) if values else 0.0
+    def over_tasks(value) -> float:
+        return stats.mean(task.mean_of(value) for task in tasks)
 
     return Summary(
-        tasks=count,
-        reward=bootstrap([episode.reward for episode in episodes]),  # scored episodes only
-        recall=mean(episode.components.get("recall", 0.0) for episode in episodes),
-        precision=mean(episode.components.get("precision", 0.0) for episode in episodes),
-        clean_gate=mean(episode.components.get("clean_gate", 0.0) for episode in episodes),
-        validity=mean(episode.metric("validity") for episode in episodes),
+        tasks=len(run.tasks),
+        reward=stats.task_bootstrap(rewards),  # scored rollouts only
+        recall=over_tasks(lambda episode: episode.components.get("recall", 0.0)),
+        precision=over_tasks(lambda episode: episode.components.get("precision", 0.0)),
+        clean_gate=over_tasks(lambda episode: episode.components.get("clean_gate", 0.0)),
+        validity=over_tasks(lambda episode: episode.metric("validity")),
         error_codes=dict(sorted(codes.items())),
         failures=dict(sorted(failures.items())),
-        recall_by_kind={kind: mean(values) for kind, values in sorted(kinds.items())},
+        recall_by_kind={kind: stats.mean(values) for kind, values in sorted(kinds.items())},
         kind_counts=counts,
         errored=len(errored),
         errored_reasons=dict(Counter(episode.error for episode in errored).most_common()),
+        rollouts=len(run.episodes),
+        per_task=run.rollouts_per_task,
+        pass_at=stats.pass_curve(rewards),
+        within_std=stats.mean_within_std(rewards),
+        scored_tasks=len(tasks),
     )
 
 
@@ -175,19 +196,22 @@ class Difference:
     other: str
     tasks: int
     mean: Interval
-    """Mean of reward(B) − reward(A) per task, with its paired bootstrap interval."""
+    """Mean of reward(B) − reward(A) per task (task means), with its paired bootstrap interval."""
     per_task: tuple[tuple[str, float, float], ...]
-    """(task id, reward A, reward B), largest change first."""
+    """(task id, mean reward A, mean reward B), largest change first."""
     comparable: bool
     """False when the runs' splits or commitments differ."""
+    rollouts: bool = False
+    """True when either run played a task more than once (the rewards are task means)."""
 
 
 def compare(baseline: Run, other: Run) -> Difference:
-    a = {episode.task_id: episode for episode in baseline.episodes if not episode.errored}
-    b = {episode.task_id: episode for episode in other.episodes if not episode.errored}
-    common = [task for task in a if task in b]
+    """Run B against run A, paired by task key (never by rollout order), on task means."""
+    a = {task.key: task for task in baseline.tasks if not task.errored}
+    b = {task.key: task for task in other.tasks if not task.errored}
+    common = [key for key in a if key in b]
     rows = sorted(
-        ((task, a[task].reward, b[task].reward) for task in common), key=lambda row: (-abs(row[2] - row[1]), row[0])
+        ((a[key].task_id, a[key].reward, b[key].reward) for key in common), key=lambda row: (-abs(row[2] - row[1]), row[0])
     )
     same = {
         key: (baseline.identity.get(key), other.identity.get(key)) for key in ("split", "split_commitment")
@@ -196,9 +220,10 @@ def compare(baseline: Run, other: Run) -> Difference:
         baseline=baseline.label,
         other=other.label,
         tasks=len(common),
-        mean=bootstrap([b[task].reward - a[task].reward for task in common]),
+        mean=bootstrap([b[key].reward - a[key].reward for key in common]),
         per_task=tuple(rows),
         comparable=all(left == right and left not in (None, "(varies)") for left, right in same.values()),
+        rollouts=max(baseline.rollouts_per_task, other.rollouts_per_task) > 1,
     )
 
 

@@ -5,9 +5,11 @@
 rewards, the `parts` metrics (detection, health, efficiency, leaks, tests, steps), the
 scenario, difficulty and step budget of the task, and the tool-call timeline (each
 command, its output shortened, and the findings the taskset revealed after it).
-`summarise` and `breakdown` aggregate over scored episodes; errored ones are counted
-apart. Leaks left are placed by tier with the task's plan, rebuilt from its public
-split and index (never for private_eval, whose leaks read tier `private`).
+`summarise` and `breakdown` aggregate over tasks (the rollouts of a task, `vf-eval -r N`,
+are grouped first: the mean reward is the mean of task means, its interval resamples
+tasks) and count leaks and tests over scored rollouts; errored ones are counted apart.
+Leaks left are placed by tier with the task's plan, rebuilt from its public split and
+index (never for private_eval, whose leaks read tier `private`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from redaction_pressure.report.stats import Interval, bootstrap
+from redaction_pressure.report import stats
+from redaction_pressure.report.runs import group_tasks
+from redaction_pressure.report.stats import Interval
 
 OUTPUT_CHARS = 600
 """A tool result is shown cut to its first and last characters, this many in all."""
@@ -48,6 +52,8 @@ class AuditEpisode:
     steps: tuple[Step, ...] = ()
     answer: str = ""
     error: str = ""
+    key: str = ""
+    """The task's key as the trace records it; "" in traces without one."""
 
     @property
     def errored(self) -> bool:
@@ -101,6 +107,7 @@ def load_episode(trace: dict, error: str) -> tuple[AuditEpisode, str]:
         steps=steps,
         answer=answer,
         error=error,
+        key=str(trace["task"].get("key") or ""),
     )
     model = ((trace.get("agent") or {}).get("config") or {}).get("model") or "unknown"
     return episode, str(model)
@@ -182,8 +189,11 @@ def shorten(text: str, limit: int = OUTPUT_CHARS) -> str:
 
 @dataclass(frozen=True)
 class AuditSummary:
+    """Figures of a run or a group of its tasks: rewards over tasks, counts over scored rollouts."""
+
     tasks: int
     reward: Interval
+    """The mean over tasks of per-task mean rewards, its interval resampling tasks."""
     detection: float
     health: float
     efficiency: float
@@ -194,34 +204,51 @@ class AuditSummary:
     steps: float
     """Mean share of the step budget used."""
     errored: int = 0
+    """Errored rollouts."""
     errored_reasons: dict[str, int] = field(default_factory=dict)
+    rollouts: int = 0
+    per_task: int = 1
+    """The most rollouts a task has (vf-eval's -r)."""
+    pass_at: dict[int, float] = field(default_factory=dict)
+    """pass@k (k = 1 .. r) over tasks; shown when a task has several rollouts."""
+    within_std: float | None = None
+    """Mean over tasks of the std of their rollouts' rewards (None with one rollout each)."""
+    scored_tasks: int = 0
 
     @property
     def scored(self) -> int:
-        return self.tasks - self.errored
+        """Scored rollouts."""
+        return self.rollouts - self.errored
 
 
 def summarise(episodes) -> AuditSummary:
-    scored = [episode for episode in episodes if not episode.errored]
-    errored = [episode for episode in episodes if episode.errored]
+    """Task-level figures of these episodes (rollouts grouped by task first)."""
+    tasks = group_tasks(episodes)
+    scored = [e for e in episodes if not e.errored]
+    errored = [e for e in episodes if e.errored]
+    rewards = [task.rewards for task in tasks]
 
-    def mean(values) -> float:
-        values = list(values)
-        return sum(values) / len(values) if values else 0.0
+    def over_tasks(metric) -> float:
+        return stats.mean(task.mean_of(metric) for task in tasks if not task.errored)
 
     return AuditSummary(
-        tasks=len(episodes),
-        reward=bootstrap([episode.reward for episode in scored]),
-        detection=mean(e.metric("detection") for e in scored),
-        health=mean(e.metric("health") for e in scored),
-        efficiency=mean(e.metric("efficiency") for e in scored),
+        tasks=len(tasks),
+        reward=stats.task_bootstrap(rewards),
+        detection=over_tasks(lambda e: e.metric("detection")),
+        health=over_tasks(lambda e: e.metric("health")),
+        efficiency=over_tasks(lambda e: e.metric("efficiency")),
         leaks_initial=int(sum(e.metric("leaks_initial") for e in scored)),
         leaks_left=int(sum(e.metric("leaks_left") for e in scored)),
         tests_passed=int(sum(e.metric("tests_passed") for e in scored)),
         tests_total=int(sum(e.metric("tests_total") for e in scored)),
-        steps=mean(e.metric("steps") / e.budget for e in scored if e.budget),
+        steps=stats.mean(e.metric("steps") / e.budget for e in scored if e.budget),
         errored=len(errored),
         errored_reasons=dict(Counter(e.error for e in errored).most_common()),
+        rollouts=len(episodes),
+        per_task=max((len(task.rollouts) for task in tasks), default=1),
+        pass_at=stats.pass_curve(rewards),
+        within_std=stats.mean_within_std(rewards),
+        scored_tasks=sum(not task.errored for task in tasks),
     )
 
 
@@ -293,9 +320,10 @@ def ladder(episodes) -> Ladder | None:
     rows = {row["policy"]: row for row in data.get("ladder", [])}
     policies = tuple(rows)
     scored = [e for e in episodes if not e.errored]
+    tasks = [task for task in group_tasks(episodes) if not task.errored]
     mine: dict[str, list[float]] = {}
-    for e in scored:
-        mine.setdefault(e.scenario, []).append(e.reward)
+    for task in tasks:
+        mine.setdefault(task.first.scenario, []).append(task.reward)
     scenarios = []
     for name in sorted({s for row in rows.values() for s in row.get("scenarios", {})}):
         means = {p: rows[p]["scenarios"].get(name) for p in policies}
@@ -303,8 +331,8 @@ def ladder(episodes) -> Ladder | None:
             means["this run"] = sum(mine[name]) / len(mine[name])
         scenarios.append((name, means))
     overall = {p: rows[p]["total"] for p in policies}
-    if scored:
-        overall["this run"] = sum(e.reward for e in scored) / len(scored)
+    if tasks:
+        overall["this run"] = stats.mean(task.reward for task in tasks)
     versions = {e.identity.get("audit_version") for e in scored} - {None, ""}
     note = f"dev, {data.get('tasks')} tasks, audit version {data.get('audit_version')}"
     if versions and versions != {data.get("audit_version")}:

@@ -1,7 +1,8 @@
 """The report's charts, drawn by matplotlib offline and returned as inline SVG text.
 
 Figures are built without pyplot (no global state, no display) and saved with text as
-SVG text and a fixed hash salt and no date, so the same runs give the same bytes.
+SVG text and a fixed hash salt and no date, so the same runs give the same bytes. A task
+played several times (`vf-eval -r N`) is one bar entry or point: the mean of its scored rollouts.
 """
 
 from __future__ import annotations
@@ -25,11 +26,11 @@ def colour(position: int) -> str:
 
 
 def reward_distribution(runs: list[Run]) -> str:
-    """A histogram of per-task rewards, one outline per run."""
+    """A histogram of per-task (mean) rewards, one outline per run."""
     figure, axes = _figure(4.2, 2.8)
     bins = [step / 20 for step in range(21)]
     for position, run in enumerate(runs):
-        rewards = [episode.reward for episode in run.episodes if not episode.errored]
+        rewards = [task.reward for task in run.tasks if not task.errored]
         axes.hist(rewards, bins=bins, histtype="step" if len(runs) > 1 else "bar", linewidth=1.6,
                   color=colour(position), label=_text(run.label), alpha=1.0 if len(runs) > 1 else 0.85)  # fmt: skip
     axes.set_xlim(0, 1)
@@ -67,12 +68,12 @@ def recall_by_kind(runs: list[Run], summaries: list[Summary]) -> str:
 
 
 def precision_against_recall(runs: list[Run]) -> str:
-    """One point per task: recall across, precision up."""
+    """One point per task (its rollouts' means): recall across, precision up."""
     figure, axes = _figure(4.2, 3.6)
     for position, run in enumerate(runs):
-        scored = [episode for episode in run.episodes if not episode.errored]
-        axes.scatter([episode.components.get("recall", 0.0) for episode in scored],
-                     [episode.components.get("precision", 0.0) for episode in scored],
+        scored = [task for task in run.tasks if not task.errored]
+        axes.scatter([task.component("recall") for task in scored],
+                     [task.component("precision") for task in scored],
                      s=18, alpha=0.7, color=colour(position), label=_text(run.label))  # fmt: skip
     axes.set_xlim(-0.03, 1.03)
     axes.set_ylim(-0.03, 1.03)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,23 +57,14 @@ def render(runs: list[Run], scanner=None, progress=lambda: None) -> str:
 
         scanner = shared_pool().scan
     summaries = [analysis.summarise(run) for run in runs]
+    remarks = _memo(scanner)
     views = []
     for position, (run, summary) in enumerate(zip(runs, summaries, strict=True)):
-        episodes, marked = [], []
-        for episode in run.episodes:
-            anchor = f"run{position + 1}-{episode.task_id}"
-            marks = None if episode.private or episode.errored else analysis.mark(episode, scanner)
-            progress()
-            if marks is not None and not marks.problem:
-                marked.append((anchor, episode.task_id, marks))
-            records = [] if marks is None else [
-                {"record": record, "anchor": f"{anchor}-r{record.number}", "pieces": _clipped(record.pieces)}
-                for record in marks.records
-            ]  # fmt: skip
-            episodes.append({"episode": episode, "marks": marks, "anchor": anchor, "records": records,
-                             "mistakes": sum(record.mistakes for record in marks.records) if marks else 0})  # fmt: skip
-        views.append({"run": run, "summary": summary, "colour": charts.colour(position), "episodes": episodes,
-                      "number": position + 1, "mistakes": analysis.mistakes(summary, marked)})  # fmt: skip
+        marked: list = []
+        tasks = [_task_view(task, position + 1, remarks, marked, progress) for task in run.tasks]
+        views.append({"run": run, "summary": summary, "colour": charts.colour(position), "tasks": tasks,
+                      "number": position + 1, "mistakes": analysis.mistakes(summary, marked),
+                      "many": summary.per_task > 1, **_formats(summary.per_task)})  # fmt: skip
     environment, script, script_hash = _environment()
     return environment.get_template("report.html.j2").render(
         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -86,6 +78,55 @@ def render(runs: list[Run], scanner=None, progress=lambda: None) -> str:
         script=script,
         script_hash=script_hash,
     )
+
+
+def _formats(per_task: int) -> dict[str, str]:
+    """Cell formats: a rate or count of one rollout is whole; a mean over rollouts is not."""
+    if per_task > 1:
+        return {"whole": "%.2f", "count": "%.1f"}
+    return {"whole": "%.0f", "count": "%d"}
+
+
+def _memo(scanner):
+    """`analysis.mark`, done once per distinct (task, reply): identical rollouts (a deterministic
+    policy, temperature 0) are re-scanned once."""
+    done: dict[tuple, analysis.Marks] = {}
+
+    def marks(episode):
+        key = (episode.split, episode.index, episode.shown, episode.hidden, episode.prompt, episode.reply,
+               episode.metric("validity"))  # fmt: skip
+        if key not in done:
+            done[key] = analysis.mark(episode, scanner)
+        return done[key]
+
+    return marks
+
+
+def _task_view(task, number: int, marks, marked: list, progress) -> dict:
+    """One task's entry: its anchor, its rollouts (each with its marks and records), its error codes.
+
+    One rollout keeps the task's anchor (`run1-dev-00003`); with several, each rollout gets
+    `<task anchor>-rollout<i>`, so a record link opens the rollout it is about. Marked rollouts
+    are appended to `marked` for the mistakes section."""
+    anchor = f"run{number}-{task.task_id}"
+    single = len(task.rollouts) == 1
+    rollouts = []
+    for turn, episode in enumerate(task.rollouts, start=1):
+        here = anchor if single else f"{anchor}-rollout{turn}"
+        found = None if episode.private or episode.errored else marks(episode)
+        progress()
+        if found is not None and not found.problem:
+            marked.append((here, task.task_id if single else f"{task.task_id} rollout {turn}", found))
+        records = [] if found is None else [
+            {"record": record, "anchor": f"{here}-r{record.number}", "pieces": _clipped(record.pieces)}
+            for record in found.records
+        ]  # fmt: skip
+        rollouts.append({"episode": episode, "marks": found, "anchor": here, "records": records, "number": turn,
+                         "mistakes": sum(record.mistakes for record in found.records) if found else 0})  # fmt: skip
+    codes = Counter(error.get("code", "unknown") for episode in task.scored for error in episode.errors)
+    return {"task": task, "anchor": anchor, "rollouts": rollouts, "codes": sorted(codes.items()),
+            "linked": any(rollout["marks"] is not None for rollout in rollouts),
+            "kinds": analysis.kind_counts(task.scored), "mistakes": sum(rollout["mistakes"] for rollout in rollouts)}  # fmt: skip
 
 
 def _environment() -> tuple[jinja2.Environment, Markup, str]:
@@ -104,11 +145,14 @@ def render_audit(runs: list[Run], progress=lambda: None) -> str:
     for position, run in enumerate(runs):
         for _ in run.episodes:
             progress()
+        anchor = f"run{position + 1}-"
         views.append({
             "run": run, "number": position + 1, "colour": charts.colour(position),
             "summary": audit.summarise(run.episodes), "groups": audit.breakdown(run.episodes),
             "leaks": audit.leaks_by_tier(run.episodes), "ladder": audit.ladder(run.episodes),
-            "episodes": [{"episode": e, "anchor": f"run{position + 1}-{e.task_id}"} for e in run.episodes],
+            "tasks": [{"task": task, "anchor": anchor + task.task_id, "rollouts": [
+                {"episode": e, "number": turn, "anchor": f"{anchor}{task.task_id}-rollout{turn}"}
+                for turn, e in enumerate(task.rollouts, start=1)]} for task in run.tasks],
         })  # fmt: skip
     environment, script, script_hash = _environment()
     return environment.get_template("audit.html.j2").render(

@@ -6,14 +6,20 @@ redaction-pressure trace becomes one `Episode` with what the trace itself says: 
 data (split, index, sizes, prompt), the model's reply, rewards, metrics and the
 identity block scoring wrote. Nothing here rebuilds a task or reads the private secret.
 
+With `vf-eval -r N` a task is played N times, each rollout its own line. `Run.tasks` groups
+the rollouts by the task's key (`trace.task.key`, the taskset's durable id; the task id for
+traces without one), so a report counts, links and resamples tasks, not rollouts.
+
 A file that is not such output fails with `ReportError` naming the file and line.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 
 TASKSET_ID = "redaction-pressure"
@@ -50,6 +56,8 @@ class Episode:
     error: str = ""
     """Why the episode errored ("ProviderError: ...", "agent_timeout"), or "" when it was scored.
     An errored episode's reward is not a score: it is left out of every mean."""
+    key: str = ""
+    """The task's key as the trace records it (`dev-00003-k4-m8`); "" in traces without one."""
 
     @property
     def errored(self) -> bool:
@@ -64,6 +72,78 @@ class Episode:
 
 
 @dataclass(frozen=True)
+class TaskRollouts:
+    """One task of a run with its rollouts (one unless vf-eval ran with -r), in file order."""
+
+    key: str
+    rollouts: tuple
+    """`Episode`s or `audit.AuditEpisode`s of the same task."""
+
+    @property
+    def first(self):
+        return self.rollouts[0]
+
+    @property
+    def task_id(self) -> str:
+        return self.first.task_id
+
+    @property
+    def scored(self) -> tuple:
+        return tuple(episode for episode in self.rollouts if not episode.errored)
+
+    @property
+    def rewards(self) -> list[float]:
+        """The scored rollouts' rewards (an errored rollout is not a score)."""
+        return [episode.reward for episode in self.scored]
+
+    @property
+    def errored(self) -> bool:
+        """True when no rollout of the task was scored."""
+        return not self.scored
+
+    @property
+    def reward(self) -> float:
+        """The task's mean reward over its scored rollouts (0.0 when none was scored)."""
+        return self.mean_of(lambda episode: episode.reward)
+
+    @property
+    def std(self) -> float | None:
+        """The sample std of the scored rollouts' rewards (None for fewer than two)."""
+        # stats needs numpy, which `eval` does without when it reads a run for its summary.
+        from redaction_pressure.report.stats import std
+
+        return std(self.rewards)
+
+    @property
+    def passes(self) -> int:
+        """Scored rollouts at the full score (`stats.passed`)."""
+        from redaction_pressure.report.stats import passed
+
+        return sum(map(passed, self.rewards))
+
+    def mean_of(self, value: Callable) -> float:
+        """The mean of `value(rollout)` over the scored rollouts (0.0 when none was scored)."""
+        scored = self.scored
+        return sum(value(episode) for episode in scored) / len(scored) if scored else 0.0
+
+    def component(self, name: str) -> float:
+        """A reward component's mean over the scored rollouts."""
+        return self.mean_of(lambda episode: episode.components.get(name, 0.0))
+
+    def metric(self, name: str) -> float:
+        """A metric's mean over the scored rollouts."""
+        return self.mean_of(lambda episode: episode.metric(name))
+
+
+def group_tasks(episodes) -> tuple[TaskRollouts, ...]:
+    """The episodes grouped by task key, tasks in order of first appearance."""
+    groups: dict[str, list] = {}
+    for episode in episodes:
+        groups.setdefault(episode.key or episode.task_id, []).append(episode)
+    return tuple(TaskRollouts(key, tuple(rollouts)) for key, rollouts in groups.items())
+
+
+@dataclass(frozen=True)
 class Run:
     """The episodes of one traces file, in task order."""
 
@@ -73,6 +153,16 @@ class Run:
     episodes: tuple
     """`Episode`s, or `audit.AuditEpisode`s for a secrets-audit run."""
     taskset: str = TASKSET_ID
+
+    @cached_property
+    def tasks(self) -> tuple[TaskRollouts, ...]:
+        """The run's tasks, each with its rollouts."""
+        return group_tasks(self.episodes)
+
+    @property
+    def rollouts_per_task(self) -> int:
+        """The most rollouts any task has (vf-eval's -r; 1 for an ordinary run)."""
+        return max((len(task.rollouts) for task in self.tasks), default=0)
 
     @property
     def splits(self) -> tuple[str, ...]:
@@ -187,6 +277,7 @@ def _episode(trace: dict, where: str) -> tuple[Episode, str, str]:
             identity={k: str(v) for k, v in (info.get("environment") or data.get("environment") or {}).items()},
             started=(trace.get("timing") or {}).get("start"),
             error=episode_error(trace),
+            key=str(task.get("key") or ""),
         )
         model = ((trace.get("agent") or {}).get("config") or {}).get("model") or "unknown"
     except (KeyError, TypeError, ValueError) as exc:
