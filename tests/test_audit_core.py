@@ -470,7 +470,7 @@ class TestRuntimeRequirements(unittest.TestCase):
         the taskset puts this interpreter's scripts first, and the probe finds its python, pytest and git-filter-repo."""
         from verifiers.v1.runtimes import SubprocessConfig, make_runtime
 
-        from redaction_pressure.audit.taskset import _own_tools_first
+        from redaction_pressure.audit.taskset import own_tools_first
 
         async def probe(with_own_tools: bool):
             runtime = make_runtime(SubprocessConfig(), name=f"path-probe-{with_own_tools}")
@@ -478,8 +478,8 @@ class TestRuntimeRequirements(unittest.TestCase):
             try:
                 runtime.env = {"PATH": bare}
                 if with_own_tools:
-                    _own_tools_first(runtime)
-                    _own_tools_first(runtime)  # once is enough: a second call adds nothing
+                    own_tools_first(runtime)
+                    own_tools_first(runtime)  # once is enough: a second call adds nothing
                 return await grading.probe(runtime), runtime.env["PATH"]
             finally:
                 await runtime.stop()

@@ -378,6 +378,11 @@ class TestShowAuditTask(unittest.TestCase):
         self.assertEqual(result.returncode, 2)
         self.assertIn("--shown, --hidden and --difficulty are redaction-pressure options", result.stderr)
 
+    def test_an_audit_index_outside_the_split_exits_2(self):
+        result = run("show", "--taskset", "secrets-audit", "dev", "99", module=False)
+        self.assertEqual(result.returncode, 2)
+        self.assertEqual(result.stderr.strip(), "redaction-pressure: error: dev has tasks 0 to 51; index 99 is outside")
+
 
 class TestHelpExamples(unittest.TestCase):
     def test_every_command_ends_its_help_with_examples_that_parse(self):

@@ -125,7 +125,7 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         sealed = self._check_sealed(runtime)
         if not sealed:
-            _own_tools_first(runtime)
+            own_tools_first(runtime)
         toolchain = await self._requirements(runtime)
         plan = self.plan
         await runtime.write(".audit-setup.json", programs.materialize_input(plan))
@@ -145,12 +145,7 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
         if self._runtimes is None:
             self._runtimes = {}
         self._runtimes[trace.id] = runtime
-        state = trace.state
-        state.plan = tools_plan_json(plan)
-        state.salt = _secrets.token_hex(16)
-        state.marks = window_marks(plan, state.salt)
-        state.announced = [f.id for f in plan.findings if f.tier == "surface"]
-        state.bytecode = toolchain.bytecode
+        start_state(trace.state, plan, toolchain.bytecode)
         if not sealed:
             trace.info["sealed"] = False
 
@@ -214,15 +209,10 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
         last = request.messages[-1] if request.messages else None
         if not isinstance(last, vf.ToolMessage) or not isinstance(last.content, str) or not last.content:
             return None  # an empty result is the pre-call probe: rewriting it would deny the call
-        plan = self.plan
-        audit_calls = [c for c in calls if c.tool in AUDIT_TOOLS]
-        new = [f for f in visible(plan, audit_calls, state.fixed) if f not in state.announced]
-        if not new:
+        note = reveal_note(self.plan, calls, state)
+        if not note:
             return None
-        state.announced = [*state.announced, *new]
-        by_id = {f.id: f for f in plan.findings}
-        notes = [f"- {i}: {by_id[i].kind} at {by_id[i].path}:{by_id[i].line} ({by_id[i].tier})" for i in new]
-        text = last.content + "\n\nNewly revealed findings:\n" + "\n".join(notes)
+        text = last.content + note
         messages = [*request.messages[:-1], last.model_copy(update={"content": text})]
         return request.model_copy(update={"messages": messages})
 
@@ -305,7 +295,29 @@ class SecretsAuditConfig(vf.TasksetConfig):
         return self
 
 
-def _own_tools_first(runtime: vf.Runtime) -> None:
+def start_state(state: AuditState, plan, bytecode: str) -> None:
+    """What an episode's state holds for the audit tools when it starts (setup; `play` too)."""
+    state.plan = tools_plan_json(plan)
+    state.salt = _secrets.token_hex(16)
+    state.marks = window_marks(plan, state.salt)
+    state.announced = [f.id for f in plan.findings if f.tier == "surface"]
+    state.bytecode = bytecode
+
+
+def reveal_note(plan, calls: list[Call], state: AuditState) -> str:
+    """The note appended to a tool call's result for the findings the calls so far have just
+    revealed ("" when none), which are then recorded as announced (the `reveal` interceptor; `play`)."""
+    audit_calls = [c for c in calls if c.tool in AUDIT_TOOLS]
+    new = [f for f in visible(plan, audit_calls, state.fixed) if f not in state.announced]
+    if not new:
+        return ""
+    state.announced = [*state.announced, *new]
+    by_id = {f.id: f for f in plan.findings}
+    notes = [f"- {i}: {by_id[i].kind} at {by_id[i].path}:{by_id[i].line} ({by_id[i].tier})" for i in new]
+    return "\n\nNewly revealed findings:\n" + "\n".join(notes)
+
+
+def own_tools_first(runtime: vf.Runtime) -> None:
     """On the host (the subprocess runtime), put this interpreter's own scripts folder first on
     the runtime's PATH: git-filter-repo and pytest installed beside the package are found, and
     `python` is this environment's, whether or not the environment was activated. The agent's

@@ -29,7 +29,6 @@ import asyncio
 import contextlib
 import inspect
 import os
-import secrets
 import shlex
 import shutil
 import sys
@@ -113,12 +112,12 @@ def _agent_environment() -> Iterator[None]:
     and to the grader's programs; restored afterwards (main() may be called in-process)."""
     from types import SimpleNamespace
 
-    from redaction_pressure.audit.taskset import _own_tools_first
+    from redaction_pressure.audit.taskset import own_tools_first
 
     saved = dict(os.environ)
     # verifiers' subprocess runtime drops every inherited name holding API_KEY.
     env = {k: v for k, v in os.environ.items() if "API_KEY" not in k.upper()}
-    _own_tools_first(SimpleNamespace(env=env))
+    own_tools_first(SimpleNamespace(env=env))
     # NOTE: as SecretsAuditTask.runtime_env: the private secret is masked for every program started.
     env[splits.PRIVATE_ENV] = ""
     os.environ.clear()
@@ -181,20 +180,13 @@ class Session:
     """One episode on a local workspace: the tools' state, the calls so far, what the agent was shown."""
 
     def __init__(self, plan, workspace) -> None:
-        from redaction_pressure.audit.plan import tools_plan_json
-        from redaction_pressure.audit.tools import AuditState, window_marks
+        from redaction_pressure.audit.taskset import start_state
+        from redaction_pressure.audit.tools import AuditState
 
         self.plan = plan
         self.workspace = workspace
-        salt = secrets.token_hex(16)
-        # What the taskset's setup puts in the rollout state for the tools.
-        self.state = AuditState(
-            plan=tools_plan_json(plan),
-            salt=salt,
-            marks=window_marks(plan, salt),
-            announced=[f.id for f in plan.findings if f.tier == "surface"],
-            bytecode=workspace.toolchain.bytecode,
-        )
+        self.state = AuditState()
+        start_state(self.state, plan, workspace.toolchain.bytecode)
         self.tools = _tools(self.state)
         self.calls: list = []
 
@@ -236,18 +228,10 @@ class Session:
         return asyncio.run(getattr(self.tools, name)(**args))
 
     def _revealed(self) -> str:
-        """The notes the taskset's `reveal` interceptor appends for findings this call revealed."""
-        from redaction_pressure.audit.tiers import AUDIT_TOOLS, visible
+        """The note the taskset's `reveal` interceptor appends for findings this call revealed."""
+        from redaction_pressure.audit.taskset import reveal_note
 
-        plan, state = self.plan, self.state
-        audit_calls = [c for c in self.calls if c.tool in AUDIT_TOOLS]
-        new = [f for f in visible(plan, audit_calls, state.fixed) if f not in state.announced]
-        if not new:
-            return ""
-        state.announced = [*state.announced, *new]
-        by_id = {f.id: f for f in plan.findings}
-        notes = [f"- {i}: {by_id[i].kind} at {by_id[i].path}:{by_id[i].line} ({by_id[i].tier})" for i in new]
-        return "\n\nNewly revealed findings:\n" + "\n".join(notes)
+        return reveal_note(self.plan, self.calls, self.state)
 
     def status(self) -> str:
         """What the conversation has told the agent so far, in one line (the `status` tool tells more, for a step)."""

@@ -72,7 +72,10 @@ def run_audit(args: argparse.Namespace, out: Console) -> int:
 
     if (args.shown, args.hidden, args.difficulty) != (DEFAULT_SHOWN, DEFAULT_HIDDEN, common.DEFAULT_DIFFICULTY):
         raise common.UsageError(f"--shown, --hidden and --difficulty are {common.TASKSET} options; a {common.AUDIT_TASKSET} task is its index")
-    audit_splits.check_index(args.split, args.index)
+    try:
+        audit_splits.check_index(args.split, args.index)
+    except splits.SplitError as exc:  # an index outside the split is a wrong command line, as for one-turn tasks
+        raise common.UsageError(str(exc)) from None
     plan = audit_splits.plan_for(args.split, args.index)
     shown = prompt(plan)
     public = args.split != "private_eval"

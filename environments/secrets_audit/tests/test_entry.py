@@ -108,11 +108,11 @@ class TestRuntimeTools(unittest.TestCase):
         """On the subprocess runtime the taskset puts this interpreter's scripts first on PATH, so its python with pytest is found."""
         from verifiers.v1.runtimes import SubprocessConfig, make_runtime
 
-        from redaction_pressure.audit.taskset import _own_tools_first
+        from redaction_pressure.audit.taskset import own_tools_first
 
         runtime = make_runtime(SubprocessConfig(), name="entry-path-check")
         runtime.env = {"PATH": "/nonexistent"}
-        _own_tools_first(runtime)
+        own_tools_first(runtime)
         self.assertEqual(runtime.env["PATH"].split(os.pathsep)[0], os.path.dirname(sys.executable))
 
         async def probe():
