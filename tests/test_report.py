@@ -616,6 +616,7 @@ class TestReportOfRollouts(unittest.TestCase):
                                  str(cls.compared)], env=eval_environment(str(cls.home)), capture_output=True, text=True,
                                 stdin=subprocess.DEVNULL, timeout=600)  # fmt: skip
         assert result.returncode == 0, result.stderr[-3000:]
+        cls.report_printed = result.stdout
         cls.report = cls.run_dir / "report.html"
         cls.rewards: dict[str, list[float]] = {}
         for trace in traces(cls.run_dir):
@@ -703,6 +704,9 @@ class TestReportOfRollouts(unittest.TestCase):
         link.click()
         self.assertTrue(page.locator(f"[id='{target}']").is_visible())
         self.assertEqual(problems, [])
+
+    def test_the_report_command_counts_tasks_and_rollouts(self):
+        self.assertIn(f"report of 2 run(s), {2 * self.TASKS} task(s), {self.TASKS * (self.ROLLOUTS + 1)} rollouts:", self.report_printed)
 
     def test_runs_with_and_without_rollouts_compare_by_task(self):
         """The r=3 run against the r=1 run of the same policy: one row per task, task means, no change."""

@@ -32,6 +32,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     except runs.ReportError as exc:
         raise common.UsageError(str(exc)) from None
     common.write_report(render, found, args.output, err)
-    total = sum(len(run.episodes) for run in found)
-    print(f"report of {len(found)} run(s), {total} episode(s): {args.output}")
+    episodes, tasks = sum(len(run.episodes) for run in found), sum(len(run.tasks) for run in found)
+    counted = f"{episodes} episode(s)" if episodes == tasks else f"{tasks} task(s), {episodes} rollouts"
+    print(f"report of {len(found)} run(s), {counted}: {args.output}")
     return 0
