@@ -596,6 +596,25 @@ class TestReportOfRealRuns(unittest.TestCase):
 
 
 
+class TestReportOfOtherLevels(unittest.TestCase):
+    """A run at another corpus level rebuilds its tasks at that level: records marked, mistakes by family."""
+
+    def test_a_hard_run_shows_its_records(self):
+        with tempfile.TemporaryDirectory() as folder:
+            result = subprocess.run(
+                [str(BIN / "redaction-pressure"), "eval", "--policy", "induction", "-n", "2", "--difficulty", "hard",
+                 "-o", str(Path(folder) / "runs")],
+                env=eval_environment(folder), cwd=folder, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=900,
+            )  # fmt: skip
+            self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+            (report,) = Path(folder, "runs").glob("*/report.html")
+            html = report.read_text(encoding="utf-8")
+        refusals = ("cannot be rebuilt", "builds a different task", "kinds only", "No valid rules")
+        self.assertEqual([phrase for phrase in refusals if phrase in html], [])
+        self.assertEqual(html.count("<h4>Hidden records</h4>"), 2)
+        self.assertIn("Missed secrets by family", html)
+
+
 class TestReportOfRollouts(unittest.TestCase):
     """`eval -r 3` with a built-in policy (deterministic: its three rollouts of a task agree), then
     the report: one entry per task holding its rollouts, task-level interval, pass@k."""

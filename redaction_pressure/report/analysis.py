@@ -235,7 +235,9 @@ def mark(episode: Episode, scanner) -> Marks:
     if episode.private:
         raise ValueError("private_eval episodes are never rebuilt for a report")
     try:
-        task = load_task(episode.split, episode.index, shown=episode.shown, hidden=episode.hidden)
+        task = load_task(
+            episode.split, episode.index, shown=episode.shown, hidden=episode.hidden, difficulty=episode.difficulty
+        )
     except ValueError as exc:
         return Marks(problem=f"the task cannot be rebuilt here: {exc}")
     if task.prompt.user != episode.prompt:

@@ -22,6 +22,8 @@ from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 
+from redaction_pressure.corpus import DEFAULT_DIFFICULTY
+
 TASKSET_ID = "redaction-pressure"
 AUDIT_TASKSET_ID = "secrets-audit"
 TRACES_FILE = "traces.jsonl"
@@ -58,6 +60,8 @@ class Episode:
     An errored episode's reward is not a score: it is left out of every mean."""
     key: str = ""
     """The task's key as the trace records it (`dev-00003-k4-m8`); "" in traces without one."""
+    difficulty: str = DEFAULT_DIFFICULTY
+    """The corpus level the task was built at (traces before levels existed hold none: standard)."""
 
     @property
     def errored(self) -> bool:
@@ -278,6 +282,7 @@ def _episode(trace: dict, where: str) -> tuple[Episode, str, str]:
             started=(trace.get("timing") or {}).get("start"),
             error=episode_error(trace),
             key=str(task.get("key") or ""),
+            difficulty=str(data.get("difficulty") or DEFAULT_DIFFICULTY),
         )
         model = ((trace.get("agent") or {}).get("config") or {}).get("model") or "unknown"
     except (KeyError, TypeError, ValueError) as exc:
