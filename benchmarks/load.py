@@ -273,7 +273,6 @@ def served(tasks, replies, reference, args) -> None:
     latencies: list[float] = []
 
     async def run_all() -> None:
-        nonlocal done
         client = EnvClient(address)
         gate = asyncio.Semaphore(args.concurrency)
         config = vf.EvalClientConfig(base_url=model.url, api_key_var="LOAD_BENCH_KEY")
