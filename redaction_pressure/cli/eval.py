@@ -224,7 +224,7 @@ def eval_summary(run, split: str) -> tuple[str, str]:
 
     Errored episodes (provider errors, timeouts, harness errors) are not scores: the mean
     is over the scored ones, and the errored ones are counted and named."""
-    from redaction_pressure.report.runs import group_tasks  # not stats: eval runs without numpy
+    from redaction_pressure.report.tasks import group_tasks  # not stats: eval runs without numpy
 
     scored = [episode.reward for episode in run.episodes if not episode.errored]
     errored = [episode for episode in run.episodes if episode.errored]

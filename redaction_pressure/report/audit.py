@@ -20,7 +20,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from redaction_pressure.report import stats
-from redaction_pressure.report.runs import group_tasks
+from redaction_pressure.report.tasks import group_tasks
 from redaction_pressure.report.stats import Interval
 
 OUTPUT_CHARS = 600
