@@ -65,11 +65,12 @@ def exhausting_rule(tasks_texts: Sequence[Sequence[str]], budget: Budget = DEFAU
     """The linear pattern whose `copies` copies exhaust `budget.episode` on every task while no single
     call comes near `budget.call`, by the widest margin on both sides this machine gives.
 
-    A linear pattern's cost is about (text length) x (a factor of its width), so the dearest call is
-    on the longest record and the least total on the task with the least text: only those are
-    measured. Both margins move with the width, one up as the other goes down; they are equal
-    where width² = cap x budget / (dearest call x total per unit of width), estimated from one
-    width and measured again at the estimate."""
+    A linear pattern's cost grows with the text's length and with its width, so the dearest call
+    is on the longest record and the least total on the task with the least text: only those are
+    measured. Widening the pattern raises the total's margin and lowers the call's; the cost is
+    not smooth in the width (the engine's work per position jumps at some widths), so widths are
+    tried from narrow to wide on a grid, the widest margin measured is kept, and the search stops
+    once the total's margin has passed the call's (wider only narrows the call's side)."""
     longest = sorted((text for texts in tasks_texts for text in texts), key=len)[-3:]
     leanest = sorted(tasks_texts, key=lambda texts: sum(map(len, texts)))[:2]
 
@@ -79,9 +80,18 @@ def exhausting_rule(tasks_texts: Sequence[Sequence[str]], budget: Budget = DEFAU
         least = copies * min(sum(call_cost(pattern, text, tries=1) for text in texts) for texts in leanest)
         return Exhausting(pattern, slowest, least, min(budget.call / slowest, least / budget.episode))
 
-    first = measure(6)
-    width = max(1, min(64, round(6 * (budget.call * budget.episode / (first.slowest_call * first.least_total)) ** 0.5)))
-    return first if width == 6 else max(first, measure(width), key=lambda found: found.margin)
+    best = None
+    for width in WIDTHS:
+        found = measure(width)
+        if best is None or found.margin > best.margin:
+            best = found
+        if found.least_total / budget.episode > budget.call / found.slowest_call:
+            break
+    return best
+
+
+WIDTHS = (4, 6, 8, 10, 12, 14, 16, 18, 20, 23, 26, 30, 35, 40, 48, 56, 64)
+"""Widths `exhausting_rule` tries, narrow to wide (each a fraction of a second to measure)."""
 
 
 @dataclass(frozen=True)
