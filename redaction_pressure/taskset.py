@@ -68,7 +68,7 @@ class RedactionPressureData(vf.TaskData):
     environment: dict[str, str]
     """The identity block at load time: versions, split commitment, source digest."""
     difficulty: str = DEFAULT_DIFFICULTY
-    """The corpus level the task was built at: easy, standard or hard."""
+    """The corpus level the task was built at: easy, standard, hard or expert."""
 
 
 class RedactionPressureTaskConfig(vf.TaskConfig):
@@ -208,8 +208,8 @@ class RedactionPressureConfig(vf.TasksetConfig):
     """Unseen records the rules are scored on (M)."""
     size: int | None = None
     """Number of tasks; default 64 for dev and private_eval, unbounded for train."""
-    difficulty: Literal["easy", "standard", "hard"] = DEFAULT_DIFFICULTY
-    """Corpus level: easy (a start for small models), standard, or hard (conventions that vary by section)."""
+    difficulty: Literal["easy", "standard", "hard", "expert"] = DEFAULT_DIFFICULTY
+    """Corpus level: easy (a start for small models), standard, hard (conventions that vary by section) or expert (conventions that combine a sibling field and a vendor)."""
     task: RedactionPressureTaskConfig = RedactionPressureTaskConfig()
     """Scoring knobs passed to each task, under `--env.taskset.task.*` (the scan pool)."""
 

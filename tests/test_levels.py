@@ -61,24 +61,24 @@ class TestLevelIdentity(unittest.TestCase):
         self.assertEqual(seed_for("dev", 5), 1_005)
 
     def test_each_level_names_itself_in_identity_and_commitment(self):
-        """corpus_version is `4`, `4-easy`, `5-hard`; every level has its own commitment and seeds."""
+        """corpus_version is `4`, `4-easy`, `5-hard`, `6-expert`; every level has its own commitment and seeds."""
         for level in DIFFICULTIES:
             task = load_task("dev", 0, difficulty=level)
             self.assertEqual(task.identity["corpus_version"], corpus_version(level))
             self.assertEqual(task.identity["split_commitment"], commitment("dev", level))
             self.assertEqual(task.difficulty, level)
-        self.assertEqual([corpus_version(level) for level in ("easy", "standard", "hard")], ["4-easy", "4", "5-hard"])
-        self.assertEqual(len({commitment(split, level) for split in ("train", "dev") for level in DIFFICULTIES}), 6)
-        self.assertEqual(len({seed_for("dev", 0, level) for level in DIFFICULTIES}), 3)
+        self.assertEqual([corpus_version(level) for level in DIFFICULTIES], ["4-easy", "4", "5-hard", "6-expert"])
+        self.assertEqual(len({commitment(split, level) for split in ("train", "dev") for level in DIFFICULTIES}), 8)
+        self.assertEqual(len({seed_for("dev", 0, level) for level in DIFFICULTIES}), 4)
 
     def test_levels_generate_different_tasks(self):
         """The same index at two levels is a different task."""
         prompts = {load_task("dev", 3, difficulty=level).prompt.user for level in DIFFICULTIES}
-        self.assertEqual(len(prompts), 3)
+        self.assertEqual(len(prompts), len(DIFFICULTIES))
 
     def test_an_unknown_level_is_refused_by_name(self):
         """A misspelt difficulty is an error that lists the levels."""
-        with self.assertRaisesRegex(ValueError, "unknown difficulty 'medium'.*easy, standard, hard"):
+        with self.assertRaisesRegex(ValueError, "unknown difficulty 'medium'.*easy, standard, hard, expert"):
             load_task("dev", 0, difficulty="medium")
 
     def test_dev_digests_are_pinned_per_level(self):

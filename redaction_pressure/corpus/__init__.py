@@ -5,7 +5,7 @@ formats, look-alikes) and its shown records cover every slot of it; hidden recor
 those slots with fresh values, each record from its own hash-derived generator. See
 `stream.py` for the stream's promises and `dialect.py` for what a slot is.
 
-Each difficulty level (`levels.py`: easy, standard, hard) is a corpus of its own, named by
+Each difficulty level (`levels.py`: easy, standard, hard, expert) is a corpus of its own, named by
 `corpus_version(level)`; a corpus seed carries its level. Bump the level's number in
 `LEVEL_VERSIONS` (the standard level's is `CORPUS_VERSION`) whenever its generated output
 changes; a test pins a digest of each level's dev split so that no change slips through
@@ -21,14 +21,14 @@ from redaction_pressure.corpus.stream import draw_dialect, stream
 
 CORPUS_VERSION = "4"
 """The standard level's corpus version."""
-LEVEL_VERSIONS = {"easy": "4", "standard": CORPUS_VERSION, "hard": "5"}
+LEVEL_VERSIONS = {"easy": "4", "standard": CORPUS_VERSION, "hard": "5", "expert": "6"}
 """Each level's own corpus version: a level's number moves only when its own records change
-(corpus 5 changed only the hard level's)."""
+(corpus 5 changed only the hard level's; corpus 6 added the expert level)."""
 DIFFICULTIES = tuple(LEVELS)
 
 
 def corpus_version(difficulty: str = DEFAULT_DIFFICULTY) -> str:
-    """The corpus version a level's tasks record: `4` for standard, `4-easy`, `5-hard`."""
+    """The corpus version a level's tasks record: `4` for standard, `4-easy`, `5-hard`, `6-expert`."""
     if difficulty not in LEVELS:
         raise ValueError(f"unknown difficulty {difficulty!r}; choose one of {', '.join(LEVELS)}")
     number = LEVEL_VERSIONS[difficulty]

@@ -18,7 +18,7 @@ prompt covers every slot; later records write subsets, with fresh values.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from redaction_pressure.corpus import values as v
@@ -186,6 +186,14 @@ def draw_world(d: Draw, level: Level = LEVELS["standard"]) -> World:
         house = draw_house(d, taken, level, pools=pools)
         taken.add(house.vendor)
         houses.append(house)
+    if level.shared_prefixes and len(houses) > 1:
+        # Each vendor's last public id starts with the previous vendor's secret prefix (a cycle),
+        # so a prefix says what a value is only together with the body's shape and its key. (The
+        # first public id, the one a stand-alone look-alike uses, keeps its own prefix.)
+        houses = [
+            replace(house, public_prefixes=(*house.public_prefixes[:-1], houses[n - 1].secret_prefix))
+            for n, house in enumerate(houses)
+        ]
     symbols = "".join(d.sample(v.PASSWORD_SYMBOLS, d.int(0, 5)))
     low = d.int(10, 18)
     return World(

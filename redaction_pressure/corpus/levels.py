@@ -1,4 +1,4 @@
-"""Difficulty levels: `easy`, `standard` (the default) and `hard`, and how a seed names its level.
+"""Difficulty levels: `easy`, `standard` (the default), `hard` and `expert`, and how a seed names its level.
 
 A level is a fixed set of knobs of the dialect draw (how many vendors and families, which
 role words, how many look-alikes, whether conventions vary with the section a value sits
@@ -54,12 +54,24 @@ class Level:
     instead; a settings module's AWS pair and a `.env`'s database URL are left out as often.
     With `conventional` it sets how much of a task a prompt-blind answer finds by general
     knowledge alone; the rest only the task's shown records teach."""
+    siblings: bool = False
+    """A task keeps a credential inventory (`credential_list`) where a sibling field decides what a
+    value is: each vendor's secret sits under its own scope word and, same key and same shape, a
+    public twin under the others; scope words are shared by the vendors, so neither the scope
+    alone nor the vendor alone decides, only the pair (shown for every pair)."""
+    shared_prefixes: bool = False
+    """One vendor's public ids start with another vendor's secret prefix (their bodies keep their
+    own vendor's alphabet and length): a prefix alone does not say what a value is."""
+    prompt_budget: int = 0
+    """When above 0, the most characters a task's shown records (with their listed secrets) may
+    take: a dialect whose shown records run longer is redrawn (`stream.draw_dialect`)."""
 
 
 LEVELS: dict[str, Level] = {
     "easy": Level("easy", 1, vendors=(1, 2), families=(2, 3), task_roles=True, publics=(2, 3, 3), lone_publics=0.0, lookalikes=-1, sections=False, escaped=False, conventional=2, house_share=0.0),
     "standard": Level("standard", 0, vendors=(2, 3), families=(3, 5), task_roles=False, publics=(4, 4, 5), lone_publics=0.6, lookalikes=0, sections=False, escaped=False, conventional=2, house_share=0.0),
     "hard": Level("hard", 2, vendors=(3, 4), families=(5, 6), task_roles=False, publics=(8, 9, 10), lone_publics=0.9, lookalikes=1, sections=True, escaped=True, conventional=4, house_share=0.6),
+    "expert": Level("expert", 3, vendors=(3, 4), families=(6, 7), task_roles=False, publics=(3, 4, 5), lone_publics=0.9, lookalikes=1, sections=True, escaped=True, conventional=5, house_share=0.7, siblings=True, shared_prefixes=True, prompt_budget=21_000),
 }
 _BY_CODE = {level.code: level for level in LEVELS.values()}
 

@@ -16,11 +16,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import islice
 
 from redaction_pressure.corpus.dialect import Builder, Dialect, FamilyDialect, draw_world
 from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.draw import Draw
-from redaction_pressure.corpus.families import FAMILIES
+from redaction_pressure.corpus.families import FAMILIES, LEVEL_ONLY
 from redaction_pressure.corpus.levels import level_of
 from redaction_pressure.spans import Record
 
@@ -35,9 +36,29 @@ _MAX_ATTEMPTS = 32
 
 
 def draw_dialect(seed: int, shown: int) -> tuple[Dialect, list[int]]:
-    """The task's dialect and its tour (the family index of each shown record)."""
+    """The task's dialect and its tour (the family index of each shown record).
+
+    At a level with a `prompt_budget`, a dialect whose shown records run longer than the budget
+    is redrawn from `Draw.derived(seed, "dialect", "retry", k)`; the first that fits is the task's.
+    """
     level = level_of(seed)
-    d = Draw.derived(seed, "dialect")
+    if not level.prompt_budget:
+        return _draw_dialect(seed, shown, Draw.derived(seed, "dialect"))
+    for attempt in range(_MAX_ATTEMPTS):
+        d = Draw.derived(seed, "dialect", "retry", attempt) if attempt else Draw.derived(seed, "dialect")
+        dialect, tour = _draw_dialect(seed, shown, d)
+        size = 0
+        for record in islice(_records(seed, shown, dialect, tour), shown):
+            size += len(record.text) + sum(len(record.value(s)) + 32 for s in record.secrets) + 64
+            if size > level.prompt_budget:
+                break
+        if size <= level.prompt_budget:
+            return dialect, tour
+    raise RuntimeError(f"seed {seed} drew no dialect whose shown records fit {level.prompt_budget} characters")
+
+
+def _draw_dialect(seed: int, shown: int, d: Draw) -> tuple[Dialect, list[int]]:
+    level = level_of(seed)
     world = draw_world(d, level)
     count = min(shown, d.int(*level.families))
     # At least two families (at the hard level four) whose documents follow the task's own naming
@@ -47,7 +68,13 @@ def draw_dialect(seed: int, shown: int) -> tuple[Dialect, list[int]]:
     if level.sections and not set(conventional) & set(SECTIONED):
         # A hard task always has a family whose sections decide what a key holds.
         conventional[0] = d.pick(SECTIONED)
-    names = conventional + d.sample([n for n in sorted(FAMILIES) if n not in conventional], count - len(conventional))
+    # Families a level's knob adds (the expert level's credential inventory) are the task's
+    # whenever the level has the knob, and never drawn otherwise.
+    extra = [name for name, knob in sorted(LEVEL_ONLY.items()) if getattr(level, knob)]
+    if extra:
+        conventional[-len(extra) :] = extra
+    pool = [n for n in sorted(FAMILIES) if n not in conventional and n not in LEVEL_ONLY]
+    names = conventional + d.sample(pool, count - len(conventional))
     names = d.shuffled(names)
     families = tuple(FAMILIES[name].draw(Builder(name, d, world)) for name in names)
     tour = d.shuffled([i % len(families) for i in range(shown)])
@@ -129,6 +156,24 @@ def stream(seed: int, shown: int = 8) -> Iterator[Record]:
     if shown < 1:
         raise ValueError(f"shown must be at least 1 (got {shown}): hidden slots must be shown first")
     dialect, tour = draw_dialect(seed, shown)
+    yield from _records(seed, shown, dialect, tour)
+
+
+SIBLING_SHARE = 0.55
+"""At a level with `siblings`, the share of hidden records that are the credential inventory."""
+
+
+def _hidden_family(dialect: Dialect, d: Draw) -> int:
+    """The family a hidden record belongs to: uniform, except that at a level with `siblings` the
+    credential inventory (where only a sibling field and the vendor together decide) takes
+    `SIBLING_SHARE` of the hidden records."""
+    names = [f.family for f in dialect.families]
+    if dialect.world.level.siblings and "credential_list" in names and d.chance(SIBLING_SHARE):
+        return names.index("credential_list")
+    return d.rng.randrange(len(dialect.families))
+
+
+def _records(seed: int, shown: int, dialect: Dialect, tour: list[int]) -> Iterator[Record]:
     ledger = _Ledger()
     seen: set[int] = set()
     i = 0
@@ -138,7 +183,7 @@ def stream(seed: int, shown: int = 8) -> Iterator[Record]:
             if i < shown:
                 index, full = tour[i], tour[i] not in seen
             else:
-                index, full = d.rng.randrange(len(dialect.families)), False
+                index, full = _hidden_family(dialect, d), False
             record = _write(dialect, dialect.families[index], d, full)
             if ledger.admits(record):
                 break

@@ -14,6 +14,7 @@ from redaction_pressure.corpus.families import (
     base64_source,
     ci_workflow,
     compose_env,
+    credential_list,
     deploy_script,
     dotenv,
     dsn_in_code,
@@ -31,5 +32,8 @@ FAMILIES: dict[str, Family] = {
     for module in (
         python_settings, dsn_in_code, web_config, app_log, dotenv, base64_source, ci_workflow, toml_config,
         sql_migration, deploy_script, repeated_key, function_local, access_log, compose_env, service_account,
+        credential_list,
     )
 }  # fmt: skip
+LEVEL_ONLY = {"credential_list": "siblings"}
+"""Families only a level with the named knob draws (the other levels' draws never see them)."""

@@ -39,11 +39,19 @@ def draw(b: Builder) -> FamilyDialect:
         # A vendor's public ids travel in query strings or, like a browser key, in the auth
         # header with any scheme the secret may use (only where a prefix tells them apart:
         # the header has no name to go by).
+        secret_prefixes = {h.secret_prefix for h in b.world.houses}
         for public, role in b.publics(fmt):
-            if house.secret_prefix and d.chance(0.6):
+            # (Not a public id that starts with another vendor's secret prefix, as at the expert
+            # level: only its body's shape would tell it apart there.)
+            if house.secret_prefix and d.chance(0.6) and house.prefix_of(public) not in secret_prefixes:
                 b.entry("header", (public, False), scheme=d.pick(SCHEMES), group=first.group)
             else:
-                b.entry("query", (public, False), param=w.spell(role, "lower_snake"), path=f"/api/v1/{d.pick(b.world.services)}", group=first.group)
+                param, path = w.spell(role, "lower_snake"), f"/api/v1/{d.pick(b.world.services)}"
+                if b.world.level.siblings and any(e.form == "query" and e.has_secret and e["param"] == param and e["path"][8:] == path[8:] for e in b.entries):
+                    # At the expert level a public id never sits at a secret's very path and
+                    # parameter (a role word is secret for one vendor, public for another).
+                    path = f"/api/v1/public/{path[8:]}"
+                b.entry("query", (public, False), param=param, path=path, group=first.group)
         if first.form == "query":
             if not house and kind == "stripe_key" and d.chance(0.6):
                 b.entry("query", (b.public_like(fmt), False), param=d.pick(("client_id", "pk", "publishable_key")), path=f"/api/v1/{d.pick(b.world.services)}")
