@@ -67,7 +67,7 @@ def load_task(
     hidden: int = DEFAULT_HIDDEN,
     difficulty: str = DEFAULT_DIFFICULTY,
 ) -> RedactionTask:
-    """Build task `index` of `split` at `difficulty` (easy, standard, hard); private_eval
+    """Build task `index` of `split` at `difficulty` (easy, standard, hard, expert); private_eval
     reads REDACTION_PRESSURE_PRIVATE_SEED."""
     check_sizes(shown, hidden)
     if difficulty not in DIFFICULTIES:

@@ -22,6 +22,7 @@ from redaction_pressure.splits import DEV_SIZE, commitment, seed_for
 PINNED_LEVELS = {
     "easy": ("4-easy", "2366fd84a88be08badc6e23692185fb8feef13ea59cb5a20c5ddee13a7157372"),
     "hard": ("5-hard", "ac5b447c8805a432b7af8f9f89b10a75fba317429492d5b24db89482871097aa"),
+    "expert": ("6-expert", "6efbf923b59eeb825e4652498486ef24ad9613f9f2247dc13e3397c251575845"),
 }
 # The standard level's dev commitment is the levels-free corpus's: its identity is unchanged.
 STANDARD_DEV_COMMITMENT = "25e0abfb0ab27f094521f80e065467af20394fa8a31781b20de7f8454bbbd88c"
@@ -143,7 +144,7 @@ class TestFairnessAtEveryLevel(unittest.TestCase):
                     self.assertEqual(failures, [])
 
 
-CONSTANT_TARGETS = {"easy": 0.55, "standard": 0.50, "hard": 0.45}
+CONSTANT_TARGETS = {"easy": 0.55, "standard": 0.50, "hard": 0.45, "expert": 0.42}
 """The most a prompt-blind constant answer may score on a level's dev split (issue 18)."""
 DATA = Path(__file__).with_name("data")
 
@@ -188,6 +189,68 @@ class TestHardLevel(unittest.TestCase):
         """A hard task draws more families, so each slot gets fewer of the shown records."""
         count = lambda level: sum(len({r.family for r in t.shown}) for t in level_tasks(level))  # noqa: E731
         self.assertGreater(count("hard"), count("standard"))
+
+
+ITEM = re.compile(r"- (\w+): (\S+)\n\s+vendor: (\S+)\n\s+value: ['\"]?([^'\"\n]+)")
+"""One item of the expert level's credential inventory: its sibling field, scope word, vendor and value."""
+PROMPT_LIMIT = 24_000
+"""The most characters an expert task's system and user prompt may take (issue 29)."""
+
+
+def inventory(task) -> list[tuple[str, str, bool, bool]]:
+    """(scope word, vendor, is a secret, shown) of every credential-inventory item of a task."""
+    items = []
+    for shown, records in ((True, task.shown), (False, task.hidden)):
+        for record in records:
+            if record.family != "credential_list":
+                continue
+            secret_values = {record.value(span) for span in record.secrets}
+            for _, scope, vendor, value in ITEM.findall(record.text):
+                items.append((scope, vendor, value in secret_values, shown))
+    return items
+
+
+class TestExpertLevel(unittest.TestCase):
+    def test_only_the_scope_and_vendor_together_decide_an_inventory_value(self):
+        """In every expert dev task's inventory, one (scope, vendor) pair always means the same thing
+        (secret or public), the shown records show every pair the hidden ones use, each vendor has
+        secret and public items, and some scope word is secret for one vendor and public for another."""
+        for task in level_tasks("expert"):
+            items = inventory(task)
+            with self.subTest(task=task.index):
+                self.assertTrue(items, "no credential inventory")
+                meaning: dict[tuple[str, str], set[bool]] = {}
+                for scope, vendor, secret, _ in items:
+                    meaning.setdefault((scope, vendor), set()).add(secret)
+                self.assertEqual([pair for pair, seen in meaning.items() if len(seen) > 1], [])
+                shown_pairs = {(scope, vendor) for scope, vendor, _, shown in items if shown}
+                self.assertLessEqual({(scope, vendor) for scope, vendor, _, _ in items}, shown_pairs)
+                vendors = {vendor for _, vendor, _, _ in items}
+                for vendor in vendors:
+                    self.assertEqual({m for (_, v), seen in meaning.items() if v == vendor for m in seen}, {True, False}, vendor)
+                by_scope: dict[str, set[bool]] = {}
+                for (scope, _), seen in meaning.items():
+                    by_scope.setdefault(scope, set()).update(seen)
+                self.assertIn({True, False}, by_scope.values())
+
+    def test_a_vendors_public_ids_can_wear_another_vendors_secret_prefix(self):
+        """On every expert dev task some vendor's public id starts with another vendor's secret prefix."""
+        from redaction_pressure.corpus import draw_dialect
+
+        for index in range(DEV_SIZE):
+            houses = draw_dialect(seed_for("dev", index, "expert"), 8)[0].world.houses
+            secret = {h.secret_prefix for h in houses}
+            with self.subTest(task=index):
+                self.assertTrue(any(p in secret - {h.secret_prefix} for h in houses for p in h.public_prefixes))
+
+    def test_prompts_stay_under_the_limit(self):
+        """Every expert dev prompt (system and user) is under 24 000 characters."""
+        self.assertLess(max(len(t.prompt.system) + len(t.prompt.user) for t in level_tasks("expert")), PROMPT_LIMIT)
+
+    def test_the_inventory_is_shown_at_least_twice(self):
+        """A pair's meaning is read from more than one shown item: the inventory is two of the shown records."""
+        for task in level_tasks("expert"):
+            self.assertGreaterEqual(sum(r.family == "credential_list" for r in task.shown), 2, task.index)
 
 
 class TestEasyLevel(unittest.TestCase):

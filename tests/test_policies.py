@@ -196,7 +196,7 @@ class TestLadderPerLevel(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.tasks = {level: [load_task("dev", i, difficulty=level) for i in range(DEV_SIZE)] for level in ("easy", "hard")}
+        cls.tasks = {level: [load_task("dev", i, difficulty=level) for i in range(DEV_SIZE)] for level in ("easy", "hard", "expert")}
         ladder = [POLICIES[name] for name in ("oracle", "constant")]
         cls.rows = {level: {row.policy: row for row in run_ladder(tasks, ladder)} for level, tasks in cls.tasks.items()}
         # Induction per task (the ladder keeps only means), scored once for both kinds of check.
@@ -206,9 +206,11 @@ class TestLadderPerLevel(unittest.TestCase):
         }
 
     def test_the_oracle_earns_the_clean_gate_on_every_task_of_every_level(self):
-        """Rules from the hidden secrets score exactly 1.0 on every easy and hard dev task."""
-        for level, rows in self.rows.items():
-            self.assertEqual((rows["oracle"].reward, rows["oracle"].clean_gate), (1.0, 1.0), level)
+        """Rules from the hidden secrets score exactly 1.0 with the clean gate on every easy, hard and expert dev task."""
+        for level, tasks in self.tasks.items():
+            for task in tasks:
+                result = score_reply(task, policies.reply(policies.oracle_rules(task.hidden)))
+                self.assertEqual((result.reward, result.clean_gate), (1.0, 1.0), (level, task.index))
 
     def test_easy_is_solved_by_reading_the_prompt_and_not_by_memorising(self):
         """Easy: the prompt-only induction policy scores >= 0.95, the best constant <= 0.55."""
@@ -221,6 +223,13 @@ class TestLadderPerLevel(unittest.TestCase):
         self.assertLessEqual(fmean(rewards), 0.75)
         self.assertLessEqual(self.rows["hard"]["constant"].reward, 0.45)
         self.assertGreaterEqual(sum(1 for r in rewards if r <= 1.0 - 0.25), DEV_SIZE // 2)
+
+    def test_expert_leaves_more_headroom_than_hard(self):
+        """Expert: induction <= 0.45; the fitted constant <= 0.42 (0.35, the issue's target, is below
+        what deleting everything scores: 0.35 recall + 0.35 x the secret share of the text)."""
+        self.assertLessEqual(fmean(self.induction["expert"]), 0.45)
+        self.assertLess(fmean(self.induction["expert"]), fmean(self.induction["hard"]))
+        self.assertLessEqual(self.rows["expert"]["constant"].reward, 0.42)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ from redaction_pressure.spans import Record, Span
 from redaction_pressure.splits import DEV_SIZE, seed_for
 
 
-LEVELS = ("easy", "standard", "hard")
+LEVELS = ("easy", "standard", "hard", "expert")
 
 
 def by_task(difficulty: str = "standard") -> dict[int, list[Located]]:

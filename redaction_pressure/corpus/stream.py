@@ -77,7 +77,13 @@ def _draw_dialect(seed: int, shown: int, d: Draw) -> tuple[Dialect, list[int]]:
     names = conventional + d.sample(pool, count - len(conventional))
     names = d.shuffled(names)
     families = tuple(FAMILIES[name].draw(Builder(name, d, world)) for name in names)
-    tour = d.shuffled([i % len(families) for i in range(shown)])
+    order = [i % len(families) for i in range(shown)]
+    if level.siblings and "credential_list" in names and shown > len(families):
+        # The inventory is shown twice (its first record lists every pair, the second confirms
+        # some): a pair's meaning is read from more than one item. The last duplicate slot of
+        # the round-robin gives way; every family is still shown at least once.
+        order[-1] = names.index("credential_list")
+    tour = d.shuffled(order)
     return Dialect(world, families), tour
 
 
@@ -159,7 +165,7 @@ def stream(seed: int, shown: int = 8) -> Iterator[Record]:
     yield from _records(seed, shown, dialect, tour)
 
 
-SIBLING_SHARE = 0.55
+SIBLING_SHARE = 0.6
 """At a level with `siblings`, the share of hidden records that are the credential inventory."""
 
 
