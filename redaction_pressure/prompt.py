@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from redaction_pressure.rules import MAX_PATTERN_CHARS, MAX_RULES
+from redaction_pressure.rules import MAX_PATTERN_CHARS, MAX_REPEAT_BOUND, MAX_REPEAT_PRODUCT, MAX_RULES
 from redaction_pressure.scanner import EPISODE_BUDGET_SECONDS, MAX_MATCHES
 from redaction_pressure.spans import Record
 
@@ -40,7 +40,7 @@ Limits:
 - at most {MAX_RULES} rules; each pattern has 1 to {MAX_PATTERN_CHARS} characters;
 - "replacement" is exactly "[REDACTED]" or "" (nothing else is accepted);
 - patterns use the Python `regex` module syntax, inline flags only such as (?i) or (?s); \
-fuzzy matching and repeat bounds above 1000 are rejected;
+fuzzy matching, repeat bounds above {MAX_REPEAT_BOUND} and nested repeats whose bounds multiply past {MAX_REPEAT_PRODUCT} (such as (?:x{{0,100}}){{0,200}}) are rejected;
 - every rule runs on the original text of every record; the union of all matches is removed;
 - a rule that matches the empty string, more than {MAX_MATCHES} matches in total, or more \
 than {EPISODE_BUDGET_SECONDS:g} second of matching time makes the whole answer score 0, as \

@@ -108,6 +108,20 @@ class TestStaticProblem(unittest.TestCase):
             with self.subTest(pattern):
                 self.assertIsNotNone(static_problem(pattern))
 
+    def test_the_system_prompt_states_the_limits_the_check_enforces(self):
+        """A model is told every limit that makes a pattern invalid: the prompt's own example of a
+        nested repeat past the product limit is refused, and the same shape under it passes."""
+        import re
+
+        from redaction_pressure.prompt import SYSTEM_PROMPT
+        from redaction_pressure.rules import MAX_REPEAT_BOUND, MAX_REPEAT_PRODUCT
+
+        self.assertIn(f"repeat bounds above {MAX_REPEAT_BOUND}", SYSTEM_PROMPT)
+        self.assertIn(f"multiply past {MAX_REPEAT_PRODUCT}", SYSTEM_PROMPT)
+        (example,) = re.findall(r"such as (\(\?:x\{0,\d+\}\)\{0,\d+\})", SYSTEM_PROMPT)
+        self.assertIsNotNone(static_problem(example))
+        self.assertIsNone(static_problem("(?:x{0,100}){0,100}"))
+
     def test_ordinary_patterns_pass(self):
         """Escaped braces, classes, property escapes and modest bounds are fine."""
         for pattern in (
