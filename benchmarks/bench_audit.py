@@ -101,7 +101,7 @@ def run_local(count: int) -> tuple[dict[str, list[float]], dict[str, dict[str, l
 
 def run_vf_eval(count: int, concurrency: int) -> tuple[dict[int, float], float]:
     """The baseline through the real vf-eval: per-task rewards and the wall time."""
-    from redaction_pressure.endpoint import ChatServer
+    from redaction_pressure.cli.endpoint import ChatServer
 
     home = Path(tempfile.mkdtemp(prefix="bench-audit-"))
     env = {k: v for k, v in os.environ.items() if k != "REDACTION_PRESSURE_PRIVATE_SEED"}

@@ -37,11 +37,11 @@ import regex
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the hostile suite and trace helpers live with the tests
 
-from redaction_pressure import policies  # noqa: E402
-from redaction_pressure.api import load_task, prompt_digest, score_reply  # noqa: E402
-from redaction_pressure.pool import ScanPool  # noqa: E402
-from redaction_pressure.rules import Rule, parse_reply, static_problem  # noqa: E402
-from redaction_pressure.scanner import DEFAULT_BUDGET, EPISODE_BUDGET_SECONDS, scan  # noqa: E402
+from redaction_pressure.redact import policies  # noqa: E402
+from redaction_pressure.redact.api import load_task, prompt_digest, score_reply  # noqa: E402
+from redaction_pressure.redact.pool import ScanPool  # noqa: E402
+from redaction_pressure.redact.rules import Rule, parse_reply, static_problem  # noqa: E402
+from redaction_pressure.redact.scanner import DEFAULT_BUDGET, EPISODE_BUDGET_SECONDS, scan  # noqa: E402
 from redaction_pressure.splits import seed_for  # noqa: E402
 
 TARGETS = {
@@ -189,7 +189,7 @@ def bench_floor(tasks, reps: int) -> dict[tuple[str, str], tuple[float, float]]:
 def bench_hostile(pool: ScanPool) -> tuple[float, str]:
     from test_hostile import CASES, RUNS
 
-    from redaction_pressure.api import Prompt, RedactionTask
+    from redaction_pressure.redact.api import Prompt, RedactionTask
 
     longest = max((load_task("dev", i) for i in range(64)), key=lambda t: sum(len(r.text) for r in t.hidden))
     runs = RedactionTask(split="dev", index=0, prompt=Prompt(system="", user=""), shown=(), hidden=RUNS, identity={})
@@ -210,7 +210,7 @@ def bench_loop_stall() -> tuple[float, float, float]:
     calls' synchronous preludes run back to back), and the wall time."""
     from test_taskset import make_trace, oracle_reply
 
-    from redaction_pressure.taskset import RedactionPressureConfig, RedactionPressureTaskset
+    from redaction_pressure.redact.taskset import RedactionPressureConfig, RedactionPressureTaskset
 
     dev = list(RedactionPressureTaskset(RedactionPressureConfig(split="dev")))
     hostile = json.dumps({"rules": [{"pattern": r"(?s)(.|.)*(?<=\x00)", "replacement": ""}]})
@@ -246,7 +246,7 @@ def bench_loop_stall() -> tuple[float, float, float]:
 def bench_load() -> float:
     code = (
         "import time\n"
-        "from redaction_pressure.api import load_task\n"
+        "from redaction_pressure.redact.api import load_task\n"
         "start = time.perf_counter()\n"
         "tasks = [load_task('dev', i) for i in range(64)]\n"
         "print(time.perf_counter() - start)\n"

@@ -49,10 +49,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from load import descendants, role, rss_mib  # noqa: E402
 
-from redaction_pressure import policies  # noqa: E402
-from redaction_pressure.api import load_task, score_reply  # noqa: E402
-from redaction_pressure.endpoint import ChatServer, last_user_text  # noqa: E402
-from redaction_pressure.scanner import scan  # noqa: E402
+from redaction_pressure.redact import policies  # noqa: E402
+from redaction_pressure.redact.api import load_task, score_reply  # noqa: E402
+from redaction_pressure.cli.endpoint import ChatServer, last_user_text  # noqa: E402
+from redaction_pressure.redact.scanner import scan  # noqa: E402
 
 BIN = Path(sys.executable).parent
 KEY_VAR = "BENCH_THROUGHPUT_KEY"
@@ -174,7 +174,7 @@ def served_part(tasks, replies, rounds: int) -> None:
     import verifiers.v1 as vf
     from verifiers.v1.serve import EnvClient
 
-    from redaction_pressure.taskset import RedactionPressureConfig, RedactionPressureTaskset
+    from redaction_pressure.redact.taskset import RedactionPressureConfig, RedactionPressureTaskset
 
     env = {k: v for k, v in os.environ.items() if k != "REDACTION_PRESSURE_PRIVATE_SEED"}
     env[KEY_VAR] = "not-a-real-key"

@@ -2,9 +2,9 @@
 
     uv run python benchmarks/fit_constant.py [--difficulty LEVEL] [--train 400] [--save]
 
-The constant policy (`redaction_pressure/policies/constant.py`) mines candidate pieces from
+The constant policy (`redaction_pressure/redact/policies/constant.py`) mines candidate pieces from
 labelled train tasks and selects greedily on the exact rubric; with `--save` the result
-replaces `redaction_pressure/policies/constant_rules.json` (`constant_rules_<level>.json` for
+replaces `redaction_pressure/redact/policies/constant_rules.json` (`constant_rules_<level>.json` for
 easy and hard), the answer the ladder uses at that level. Each level's answer is fitted on
 that level's train tasks and scored on its held-out train tasks and dev split.
 """
@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from redaction_pressure.api import load_task, score_reply  # noqa: E402
+from redaction_pressure.redact.api import load_task, score_reply  # noqa: E402
 from redaction_pressure.corpus import DIFFICULTIES, corpus_version  # noqa: E402
-from redaction_pressure.policies import constant, reply  # noqa: E402
+from redaction_pressure.redact.policies import constant, reply  # noqa: E402
 from redaction_pressure.splits import DEV_SIZE  # noqa: E402
 
 

@@ -3,7 +3,7 @@
     uv run python benchmarks/load.py [--episodes 1024] [--concurrency 64] [--kill-every 3] [--burners 2]
         [--part served|loop|vfeval|flips|both] [--kill-env-worker-at SECONDS]
 
-Faults: a killer SIGKILLs a random `redaction_pressure.worker` below the run every
+Faults: a killer SIGKILLs a random `redaction_pressure.redact.worker` below the run every
 `--kill-every` seconds (on average), whatever it is doing: starting (it has not loaded
 the scanner yet), scanning or idle; the first scan worker it sees is struck at once, so
 the pool's first start is killed too. `--burners N` runs N CPU-burning processes beside
@@ -58,11 +58,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from redaction_pressure import policies  # noqa: E402
-from redaction_pressure.api import load_task, score_reply  # noqa: E402
-from redaction_pressure.endpoint import ChatServer, last_user_text  # noqa: E402
-from redaction_pressure.rules import Rule  # noqa: E402
-from redaction_pressure.scanner import scan  # noqa: E402
+from redaction_pressure.redact import policies  # noqa: E402
+from redaction_pressure.redact.api import load_task, score_reply  # noqa: E402
+from redaction_pressure.cli.endpoint import ChatServer, last_user_text  # noqa: E402
+from redaction_pressure.redact.rules import Rule  # noqa: E402
+from redaction_pressure.redact.scanner import scan  # noqa: E402
 
 BIN = Path(sys.executable).parent
 HOSTILE = [
@@ -131,7 +131,7 @@ def descendants(root: int) -> dict[int, str]:
 
 
 def role(command: str) -> str:
-    if "redaction_pressure.worker" in command:
+    if "redaction_pressure.redact.worker" in command:
         return "scan worker"
     if "resource_tracker" in command:  # multiprocessing's helper, not an env-server worker
         return "other (chat programs, helpers)"
@@ -224,7 +224,7 @@ def served(tasks, replies, reference, args) -> None:
     import verifiers.v1 as vf
     from verifiers.v1.serve import EnvClient
 
-    from redaction_pressure.taskset import RedactionPressureConfig, RedactionPressureTaskset
+    from redaction_pressure.redact.taskset import RedactionPressureConfig, RedactionPressureTaskset
 
     by_prompt = {task.prompt.user: reply for task, (_, reply) in zip(tasks, replies, strict=True)}
     model = ChatServer(lambda body: by_prompt.get(last_user_text(body), "no such prompt"))
@@ -339,7 +339,7 @@ def served(tasks, replies, reference, args) -> None:
 def event_loop(tasks, replies, reference, args) -> None:
     import verifiers.v1 as vf
 
-    from redaction_pressure.taskset import RedactionPressureConfig, RedactionPressureTaskset
+    from redaction_pressure.redact.taskset import RedactionPressureConfig, RedactionPressureTaskset
 
     built = list(RedactionPressureTaskset(RedactionPressureConfig(split="train", size=len(tasks))))
     killer = Killer(os.getpid(), args.kill_every, seed=2)
@@ -441,7 +441,7 @@ def vfeval(tasks, replies, reference, args) -> None:
 
 
 def flips(args) -> None:
-    from redaction_pressure.pool import ScanPool
+    from redaction_pressure.redact.pool import ScanPool
 
     candidates = []
     for index in range(args.flip_tasks * 4):

@@ -19,7 +19,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from redaction_pressure.api import load_task, score_reply
+from redaction_pressure.redact.api import load_task, score_reply
 from redaction_pressure.corpus import DEFAULT_DIFFICULTY, DIFFICULTIES
 
 

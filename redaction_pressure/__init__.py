@@ -20,12 +20,12 @@ __all__ = [
 ]
 
 _HOMES = {
-    "RedactionPressureTaskset": "redaction_pressure.taskset",
-    "OneTurnHarness": "redaction_pressure.harness",
-    "load_task": "redaction_pressure.api",
-    "score_reply": "redaction_pressure.api",
-    "RedactionTask": "redaction_pressure.api",
-    "ScoreResult": "redaction_pressure.api",
+    "RedactionPressureTaskset": "redaction_pressure.redact.taskset",
+    "OneTurnHarness": "redaction_pressure.redact.harness",
+    "load_task": "redaction_pressure.redact.api",
+    "score_reply": "redaction_pressure.redact.api",
+    "RedactionTask": "redaction_pressure.redact.api",
+    "ScoreResult": "redaction_pressure.redact.api",
 }
 
 

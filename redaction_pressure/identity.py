@@ -1,5 +1,8 @@
 """The identity block: which environment, corpus, reward and code produced a task or score.
 
+Both environments build their block here (`block`), each passing its own versions; this module
+sits on the shared floor and imports neither environment.
+
 `source_digest()` is SHA-256 over every `*.py` file of the installed
 `redaction_pressure` package directory (recursively, `__pycache__` excluded), taken in
 order of their POSIX paths relative to that directory; each file contributes
@@ -14,10 +17,6 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
-from redaction_pressure.corpus import DEFAULT_DIFFICULTY, corpus_version
-from redaction_pressure.rubric import REWARD_SCHEMA_VERSION
-
-ENVIRONMENT = "redaction-pressure"
 DISTRIBUTIONS = ("redaction-pressure-core", "redaction-pressure", "secrets-audit")
 """Where the installed code's version is read, first found: the repository's development
 install, then the environments' wheels (`environments/`), each of which carries this package."""
@@ -50,14 +49,14 @@ def source_digest() -> str:
     return digest.hexdigest()
 
 
-def identity(split: str, commitment: str, difficulty: str = DEFAULT_DIFFICULTY) -> dict[str, str]:
-    """The identity block recorded in task data and, recomputed, in `trace.info`; its
-    `corpus_version` names the difficulty level (`4`, `4-easy`, `5-hard`)."""
+def block(name: str, split: str, commitment: str, versions: dict[str, str]) -> dict[str, str]:
+    """The identity block recorded in task data and, recomputed, in `trace.info`: the environment's
+    name, the code's version, the environment's own versions (`corpus_version`, then any other,
+    then `reward_schema_version`), the split and its commitment, and the source digest."""
     return {
-        "name": ENVIRONMENT,
+        "name": name,
         "version": version(),
-        "corpus_version": corpus_version(difficulty),
-        "reward_schema_version": REWARD_SCHEMA_VERSION,
+        **versions,
         "split": split,
         "split_commitment": commitment,
         "source_digest": source_digest(),

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import regex
 
-from redaction_pressure.scanner import DEFAULT_BUDGET, Budget
+from redaction_pressure.redact.scanner import DEFAULT_BUDGET, Budget
 
 TRIES = 3
 """Measurements of one call; the least is kept (interference only ever adds CPU time)."""

@@ -12,7 +12,7 @@ import logging
 import os
 from contextlib import contextmanager
 
-from redaction_pressure.api import RedactionTask, load_task
+from redaction_pressure.redact.api import RedactionTask, load_task
 from redaction_pressure.spans import Record, Span
 from redaction_pressure.splits import DEV_SIZE
 
@@ -29,7 +29,7 @@ OTHER_SECRET = "another-test-secret-with-enough-characters-42"
 def cycled_reply(index: int, hidden: list[Record]) -> str:
     """Task i of a scripted run answers with policy i % 4, from the task's hidden records:
     the oracle (1.0), no rules (0.0), the first-character exploit (0.0), malformed JSON (0.0)."""
-    from redaction_pressure import policies
+    from redaction_pressure.redact import policies
 
     kind = index % 4
     if kind == 0:

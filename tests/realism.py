@@ -80,7 +80,7 @@ SHOWN, HIDDEN = 8, 32
 def dev_records(difficulty: str = "standard") -> tuple[Located, ...]:
     """Every record (shown and hidden) of every dev task of a level, through `load_task` when
     it works (on standard, the bare stream when it does not: the API may be mid-edit)."""
-    from redaction_pressure.api import load_task
+    from redaction_pressure.redact.api import load_task
 
     out: list[Located] = []
     for task in range(DEV_SIZE):

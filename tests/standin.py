@@ -2,14 +2,14 @@
 
 It stands in for the model, not for our code: each request's last user message is
 looked up in a table of scripted replies and streamed back as server-sent events the way
-the verifiers null harness expects (`redaction_pressure.endpoint.ChatServer`). Unknown
+the verifiers null harness expects (`redaction_pressure.cli.endpoint.ChatServer`). Unknown
 prompts get a reply that is not JSON. `ToolCallingModel` plays a multi-turn agent the same
 way: each task's first user message keys a script of turns (tool calls or text).
 """
 
 from __future__ import annotations
 
-from redaction_pressure.endpoint import ChatServer, last_user_text
+from redaction_pressure.cli.endpoint import ChatServer, last_user_text
 
 UNKNOWN_PROMPT = "I do not know this prompt."
 

@@ -21,10 +21,10 @@ from cases import (
 )
 
 from redaction_pressure import load_task as root_load_task
-from redaction_pressure import policies
-from redaction_pressure.api import Prompt, RedactionTask, load_task, score_reply
-from redaction_pressure.scanner import scan
-from redaction_pressure.rules import ERROR_CODES, Rule
+from redaction_pressure.redact import policies
+from redaction_pressure.redact.api import Prompt, RedactionTask, load_task, score_reply
+from redaction_pressure.redact.scanner import scan
+from redaction_pressure.redact.rules import ERROR_CODES, Rule
 
 
 class TestLoadTask(unittest.TestCase):
@@ -243,8 +243,8 @@ class TestLoadIndependence(unittest.TestCase):
         """
         import threading
 
-        from redaction_pressure.pool import shared_pool
-        from redaction_pressure.scanner import scan
+        from redaction_pressure.redact.pool import shared_pool
+        from redaction_pressure.redact.scanner import scan
 
         task = load_task("dev", 3)
         answer = policies.reply([*policies.oracle_rules(task.hidden), Rule(r"(?:[A-Za-z0-9]{1,40}){1,2}(?<=Q{3})", "")])

@@ -32,7 +32,7 @@ from cases import HANG_SECONDS, PRIVATE_ENV
 from redaction_pressure.audit import programs, splits
 from redaction_pressure.audit.plan import RepoPlan
 from redaction_pressure.audit.prompt import prompt
-from redaction_pressure.endpoint import ChatServer
+from redaction_pressure.cli.endpoint import ChatServer
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

@@ -31,8 +31,8 @@ from redaction_pressure.audit import programs, splits
 from redaction_pressure.audit.local import LocalWorkspace
 from redaction_pressure.audit.prompt import prompt
 from redaction_pressure.audit.rubric import efficiency
-from redaction_pressure.api import load_task
-from redaction_pressure.endpoint import ChatServer, last_user_text
+from redaction_pressure.redact.api import load_task
+from redaction_pressure.cli.endpoint import ChatServer, last_user_text
 from redaction_pressure.audit import agent as audit_agent
 
 ROOT = Path(__file__).resolve().parents[1]

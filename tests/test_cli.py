@@ -12,8 +12,8 @@ from pathlib import Path
 
 from cases import PRIVATE_ENV, TEST_SECRET, reply
 
-from redaction_pressure import policies
-from redaction_pressure.api import load_task, score_reply
+from redaction_pressure.redact import policies
+from redaction_pressure.redact.api import load_task, score_reply
 from redaction_pressure.splits import commitment
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -297,7 +297,7 @@ class TestServePolicy(unittest.TestCase):
     def test_the_copy_baseline_served_from_the_prompt_writes_the_ladders_rules(self):
         """`copy`, served from the prompt's text alone, writes on every dev task the rules the ladder's copy writes from the task's spans."""
         from redaction_pressure.cli.serve import policy_answer
-        from redaction_pressure.policies.prompted import PROMPT_POLICIES
+        from redaction_pressure.redact.policies.prompted import PROMPT_POLICIES
 
         answer = policy_answer("copy")
         for index in range(64):
@@ -310,7 +310,7 @@ class TestServePolicy(unittest.TestCase):
         import signal
         import urllib.request
 
-        from redaction_pressure.policies.prompted import PROMPT_POLICIES
+        from redaction_pressure.redact.policies.prompted import PROMPT_POLICIES
 
         environment = {k: v for k, v in os.environ.items() if k != PRIVATE_ENV}
         server = subprocess.Popen(

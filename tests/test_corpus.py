@@ -13,7 +13,7 @@ from pathlib import Path
 
 from cases import dev_tasks
 
-from redaction_pressure.api import load_task
+from redaction_pressure.redact.api import load_task
 from redaction_pressure.corpus.families import LEVEL_ONLY
 from redaction_pressure.corpus import CORPUS_VERSION, DECOY_KINDS, FAMILIES, SECRET_KINDS, draw_dialect, stream
 from redaction_pressure.corpus.stream import first_draft
@@ -48,7 +48,7 @@ class TestDeterminism(unittest.TestCase):
     def test_identical_in_another_process_with_another_hash_seed(self):
         """A subprocess with a different PYTHONHASHSEED builds byte-identical prompts and records."""
         code = (
-            "import hashlib; from redaction_pressure.api import load_task\n"
+            "import hashlib; from redaction_pressure.redact.api import load_task\n"
             "d = hashlib.sha256()\n"
             "for i in (0, 17, 63):\n"
             "    t = load_task('dev', i)\n"

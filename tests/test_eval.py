@@ -14,8 +14,8 @@ from pathlib import Path
 from standin import StandInModel
 from test_report import clipped_labels, eval_environment, open_page, traces
 
-from redaction_pressure import policies
-from redaction_pressure.api import load_task
+from redaction_pressure.redact import policies
+from redaction_pressure.redact.api import load_task
 from redaction_pressure.corpus import SECRET_KINDS
 
 BIN = Path(sys.executable).parent
@@ -278,7 +278,7 @@ class TestEvalUsage(unittest.TestCase):
         import argparse
 
         from redaction_pressure.cli import eval as eval_command
-        from redaction_pressure.evaluate import Endpoint, vf_eval_command
+        from redaction_pressure.cli.evaluate import Endpoint, vf_eval_command
 
         args = argparse.Namespace(rollouts="3", temperature="0.7", max_tokens="512", vf_args=["--sampling.top-p", "0.9"])
         extra = eval_command.sampling(args).arguments()

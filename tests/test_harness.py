@@ -28,9 +28,9 @@ from unittest import mock
 from standin import StandInModel
 from test_report import eval_environment, traces
 
-from redaction_pressure import policies
-from redaction_pressure.api import load_task
-from redaction_pressure.harness import RETRY_COUNT_HEADER, OneTurnHarness, OneTurnHarnessConfig
+from redaction_pressure.redact import policies
+from redaction_pressure.redact.api import load_task
+from redaction_pressure.redact.harness import RETRY_COUNT_HEADER, OneTurnHarness, OneTurnHarnessConfig
 
 BIN = Path(sys.executable).parent
 TASKS = 3

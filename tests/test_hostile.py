@@ -14,8 +14,8 @@ import unittest
 
 from cases import EXHAUSTING, HANG_SECONDS, longest_dev_task, reply, synthetic_record
 
-from redaction_pressure.api import Prompt, RedactionTask, score_reply
-from redaction_pressure.pool import ScanPool
+from redaction_pressure.redact.api import Prompt, RedactionTask, score_reply
+from redaction_pressure.redact.pool import ScanPool
 
 RUNS = (
     synthetic_record("a" * 5000 + "b", secrets=[(0, 16)]),

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import redaction_pressure
 from redaction_pressure.corpus import CORPUS_VERSION
-from redaction_pressure.identity import identity, source_digest, version
-from redaction_pressure.rubric import REWARD_SCHEMA_VERSION
+from redaction_pressure.identity import source_digest, version
+from redaction_pressure.redact.api import identity
+from redaction_pressure.redact.rubric import REWARD_SCHEMA_VERSION
 from redaction_pressure.splits import commitment
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from realism import key_context, line_of, recognisably_not_secret, shown_convention
 
-from redaction_pressure.api import load_task, score_reply
-from redaction_pressure.scanner import scan
+from redaction_pressure.redact.api import load_task, score_reply
+from redaction_pressure.redact.scanner import scan
 from redaction_pressure.corpus import CORPUS_VERSION, DIFFICULTIES, corpus_version
 from redaction_pressure.spans import Record, Span
 from redaction_pressure.splits import DEV_SIZE, commitment, seed_for

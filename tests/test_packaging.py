@@ -25,8 +25,8 @@ from pathlib import Path
 from cases import HANG_SECONDS, PRIVATE_ENV
 from standin import StandInModel, ToolCallingModel
 
-from redaction_pressure import policies
-from redaction_pressure.api import load_task
+from redaction_pressure.redact import policies
+from redaction_pressure.redact.api import load_task
 from redaction_pressure.audit import programs, splits
 from redaction_pressure.audit.prompt import prompt
 

@@ -10,13 +10,13 @@ from statistics import fmean
 import regex
 from cases import dev_tasks
 
-from redaction_pressure import policies
+from redaction_pressure.redact import policies
 from redaction_pressure.corpus import CORPUS_VERSION, DIFFICULTIES, corpus_version
-from redaction_pressure.policies import constant, reference
-from redaction_pressure.api import RedactionTask, load_task, score_reply
-from redaction_pressure.baselines import LADDER, POLICIES, run_ladder
+from redaction_pressure.redact.policies import constant, reference
+from redaction_pressure.redact.api import RedactionTask, load_task, score_reply
+from redaction_pressure.redact.baselines import LADDER, POLICIES, run_ladder
 from redaction_pressure.splits import DEV_SIZE
-from redaction_pressure.rules import MAX_PATTERN_CHARS, MAX_RULES, compile_rules
+from redaction_pressure.redact.rules import MAX_PATTERN_CHARS, MAX_RULES, compile_rules
 
 
 def shown_as_hidden(task: RedactionTask) -> RedactionTask:

@@ -18,12 +18,12 @@ from pathlib import Path
 import calibrate
 from cases import HANG_SECONDS, dev_tasks
 
-from redaction_pressure import policies
-from redaction_pressure.api import prompt_digest, score_reply
-from redaction_pressure import pool as pool_module
-from redaction_pressure.pool import RESOURCE_EXHAUSTED, PromptMismatch, ScanPool, shared_pool
-from redaction_pressure.rules import Rule
-from redaction_pressure.scanner import Budget, scan
+from redaction_pressure.redact import policies
+from redaction_pressure.redact.api import prompt_digest, score_reply
+from redaction_pressure.redact import pool as pool_module
+from redaction_pressure.redact.pool import RESOURCE_EXHAUSTED, PromptMismatch, ScanPool, shared_pool
+from redaction_pressure.redact.rules import Rule
+from redaction_pressure.redact.scanner import Budget, scan
 from redaction_pressure.splits import seed_for
 
 
@@ -218,7 +218,7 @@ class TestStartingWorkers(unittest.TestCase):
 
 
 def scan_workers_of(parent: int) -> list[int]:
-    """PIDs of live `redaction_pressure.worker` processes started by `parent` (wherever they were re-parented)."""
+    """PIDs of live `redaction_pressure.redact.worker` processes started by `parent` (wherever they were re-parented)."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
@@ -227,7 +227,7 @@ def scan_workers_of(parent: int) -> list[int]:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"redaction_pressure.worker" in argv and argv[-2:-1] == [str(parent).encode()]:
+        if b"redaction_pressure.redact.worker" in argv and argv[-2:-1] == [str(parent).encode()]:
             found.append(int(entry.name))
     return found
 
@@ -317,7 +317,7 @@ class TestStopping(unittest.TestCase):
 
     def test_workers_die_with_the_process_that_owns_the_pool(self):
         """A pool's owner SIGKILLed (no handler runs) takes its scan workers with it."""
-        code = "from redaction_pressure.pool import ScanPool; import time; ScanPool(workers=2, memory_mb=256); print('up', flush=True); time.sleep(600)"
+        code = "from redaction_pressure.redact.pool import ScanPool; import time; ScanPool(workers=2, memory_mb=256); print('up', flush=True); time.sleep(600)"
         owner = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
         self.addCleanup(lambda: owner.poll() is None and owner.kill())
         self.assertEqual(owner.stdout.readline().strip(), "up")

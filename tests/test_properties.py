@@ -9,12 +9,12 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from redaction_pressure import policies
-from redaction_pressure.api import Prompt, RedactionTask, score_reply
+from redaction_pressure.redact import policies
+from redaction_pressure.redact.api import Prompt, RedactionTask, score_reply
 from redaction_pressure.corpus import stream
-from redaction_pressure.rubric import grade
-from redaction_pressure.rules import Rule
-from redaction_pressure.scanner import scan
+from redaction_pressure.redact.rubric import grade
+from redaction_pressure.redact.rules import Rule
+from redaction_pressure.redact.scanner import scan
 from redaction_pressure.spans import Record, Span
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -17,12 +17,12 @@ from pathlib import Path
 from cases import PRIVATE_ENV, TEST_SECRET, private_secret
 from standin import StandInModel
 
-from redaction_pressure import policies
-from redaction_pressure.api import load_task, score_reply
-from redaction_pressure.identity import identity
-from redaction_pressure.policies.prompted import PROMPT_POLICIES
+from redaction_pressure.redact import policies
+from redaction_pressure.redact.api import load_task, score_reply
+from redaction_pressure.redact.api import identity
+from redaction_pressure.redact.policies.prompted import PROMPT_POLICIES
 from redaction_pressure.report import analysis, runs, stats
-from redaction_pressure.rules import Rule
+from redaction_pressure.redact.rules import Rule
 from redaction_pressure.spans import Record, Span
 from redaction_pressure.splits import commitment, seed_for
 

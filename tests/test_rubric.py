@@ -6,7 +6,7 @@ import unittest
 
 from cases import synthetic_record
 
-from redaction_pressure.rubric import REWARD_SCHEMA_VERSION, WEIGHTS, grade
+from redaction_pressure.redact.rubric import REWARD_SCHEMA_VERSION, WEIGHTS, grade
 
 # "id=SECRET1 k=SECRET22 note=DECOY"; secrets at [3, 10) and [13, 21), decoy at [27, 32).
 RECORD = synthetic_record("id=SECRET1 k=SECRET22 note=DECOY", secrets=[(3, 10), (13, 21)], decoys=[(27, 32)])

@@ -7,7 +7,7 @@ import unittest
 
 from cases import BAD_ANSWERS, reply
 
-from redaction_pressure.rules import (
+from redaction_pressure.redact.rules import (
     MAX_REPLY_CHARS,
     Rule,
     compile_rules,
@@ -113,8 +113,8 @@ class TestStaticProblem(unittest.TestCase):
         nested repeat past the product limit is refused, and the same shape under it passes."""
         import re
 
-        from redaction_pressure.prompt import SYSTEM_PROMPT
-        from redaction_pressure.rules import MAX_REPEAT_BOUND, MAX_REPEAT_PRODUCT
+        from redaction_pressure.redact.prompt import SYSTEM_PROMPT
+        from redaction_pressure.redact.rules import MAX_REPEAT_BOUND, MAX_REPEAT_PRODUCT
 
         self.assertIn(f"repeat bounds above {MAX_REPEAT_BOUND}", SYSTEM_PROMPT)
         self.assertIn(f"multiply past {MAX_REPEAT_PRODUCT}", SYSTEM_PROMPT)

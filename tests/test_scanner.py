@@ -7,8 +7,8 @@ import unittest
 
 from cases import HANG_SECONDS, HOSTILE
 
-from redaction_pressure.rules import Rule
-from redaction_pressure.scanner import REDACTED, Budget, scan
+from redaction_pressure.redact.rules import Rule
+from redaction_pressure.redact.scanner import REDACTED, Budget, scan
 
 TEXTS = ['key = "AKIAABCDEFGHIJKLMNOP" region = "us-east-1"', "token ghp_abc and ghp_def; plain text"]
 

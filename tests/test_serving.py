@@ -19,7 +19,7 @@ from test_taskset import scored, tasks
 import verifiers.v1 as vf
 from verifiers.v1.serve import EnvClient
 
-from redaction_pressure.api import load_task
+from redaction_pressure.redact.api import load_task
 
 BIN = Path(sys.executable).parent
 TASKS = 8

@@ -9,7 +9,7 @@ import unittest
 from cases import OTHER_SECRET, TEST_SECRET, captured_logs, private_secret, reply
 
 from redaction_pressure import splits
-from redaction_pressure.api import load_task, score_reply
+from redaction_pressure.redact.api import load_task, score_reply
 from redaction_pressure.splits import PRIVATE_ENV, SplitError, commitment, seed_for
 
 

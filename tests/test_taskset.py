@@ -18,12 +18,12 @@ from cases import EXHAUSTING, HANG_SECONDS, BAD_ANSWERS, OTHER_SECRET, TEST_SECR
 from pydantic import ValidationError
 from verifiers.v1.utils.loaders import default_harness_id, taskset_class
 
-from redaction_pressure import policies
-from redaction_pressure.api import load_task, score_reply
+from redaction_pressure.redact import policies
+from redaction_pressure.redact.api import load_task, score_reply
 from redaction_pressure.corpus import SECRET_KINDS
-from redaction_pressure.identity import identity
+from redaction_pressure.redact.api import identity
 from redaction_pressure.splits import commitment, seed_for
-from redaction_pressure.taskset import (
+from redaction_pressure.redact.taskset import (
     RedactionPressureConfig,
     RedactionPressureData,
     RedactionPressureTask,
@@ -350,7 +350,7 @@ class TestFaultsAndLoad(unittest.TestCase):
             seen: dict[int, float] = {}  # worker pid -> CPU seconds at the last look
             spent, due = 0.0, rng.uniform(1.0, 4.0)
             while not stop.wait(0.01):
-                children = child_pids(os.getpid(), "redaction_pressure.worker")
+                children = child_pids(os.getpid(), "redaction_pressure.redact.worker")
                 for pid in children:
                     now = calibrate.cpu_seconds_of(pid)
                     spent += max(0.0, now - seen.get(pid, now))

@@ -40,7 +40,7 @@ from redaction_pressure.seal import scrub_initial_environ
 from redaction_pressure.audit.tiers import AUDIT_TOOLS, Call, visible
 from redaction_pressure.audit.tools import AuditState, AuditTools, AuditToolsConfig, window_marks
 from redaction_pressure.corpus import CORPUS_VERSION
-from redaction_pressure.identity import source_digest, version
+from redaction_pressure.identity import block
 
 ENVIRONMENT = "secrets-audit"
 ISOLATING_RUNTIMES = "docker, apptainer, modal, e2b or prime"
@@ -50,16 +50,12 @@ FINALIZE_TIMEOUT = 600.0
 
 def identity(split: str) -> dict[str, str]:
     """The identity block recorded in task data and, recomputed, in `trace.info`."""
-    return {
-        "name": ENVIRONMENT,
-        "version": version(),
+    versions = {
         "corpus_version": CORPUS_VERSION,
         "audit_version": AUDIT_VERSION,
         "reward_schema_version": AUDIT_REWARD_SCHEMA_VERSION,
-        "split": split,
-        "split_commitment": splits.commitment(split),
-        "source_digest": source_digest(),
     }
+    return block(ENVIRONMENT, split, splits.commitment(split), versions)
 
 
 def steps_taken(trace: vf.Trace) -> int:

@@ -75,7 +75,7 @@ def _stop_scan_workers_on_signals() -> None:
         return  # main() called from a thread (tests, embedding): signals are not ours to take
 
     def stop(signum: int, frame: object) -> None:
-        pool = sys.modules.get("redaction_pressure.pool")
+        pool = sys.modules.get("redaction_pressure.redact.pool")
         if pool is not None:
             pool.kill_all_workers()
         if signum == signal.SIGINT:

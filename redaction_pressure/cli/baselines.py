@@ -36,7 +36,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         return run_audit(args, out, err)
     if args.start:
         raise common.UsageError(f"--start applies to --taskset {common.AUDIT_TASKSET} only")
-    from redaction_pressure.baselines import LADDER, POLICIES, run_ladder
+    from redaction_pressure.redact.baselines import LADDER, POLICIES, run_ladder
 
     unknown = sorted(set(args.policy or []) - set(POLICIES))
     if unknown:

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from redaction_pressure import splits
-from redaction_pressure.api import (
+from redaction_pressure.redact.api import (
     DEFAULT_HIDDEN,
     DEFAULT_SHOWN,
     MAX_HIDDEN,
@@ -66,7 +66,7 @@ def port(text: str) -> int:
 
 
 def prompt_policy_names() -> list[str]:
-    from redaction_pressure.policies.prompted import PROMPT_POLICIES
+    from redaction_pressure.redact.policies.prompted import PROMPT_POLICIES
 
     return list(PROMPT_POLICIES)
 

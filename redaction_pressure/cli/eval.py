@@ -129,7 +129,7 @@ def audit_answer(name: str):
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     import os
 
-    from redaction_pressure import evaluate
+    from redaction_pressure.cli import evaluate
 
     from redaction_pressure.report import runs
 
@@ -197,7 +197,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def _interrupted(run_dir, tasks: int, render, missing: str, runs, err: Console) -> int:
     """Ctrl-C: say so, name the partial run and report what it finished; exit 130."""
-    from redaction_pressure import evaluate
+    from redaction_pressure.cli import evaluate
 
     done = evaluate.episodes_in(run_dir)
     print(f"{common.PROG}: interrupted after {done} of {tasks} episodes", file=sys.stderr)
@@ -267,12 +267,12 @@ def split_size(split: str, taskset: str = common.TASKSET) -> int | None:
 @contextlib.contextmanager
 def model_endpoint(args: argparse.Namespace, env: dict[str, str]):
     """The endpoint to evaluate: the given one, or a policy served here for the run's length."""
-    from redaction_pressure.evaluate import LOCAL_KEY_VAR, Endpoint
+    from redaction_pressure.cli.evaluate import LOCAL_KEY_VAR, Endpoint
 
     if args.base_url is not None:
         yield Endpoint(model=args.model, base_url=args.base_url, api_key_var=args.api_key_var)
         return
-    from redaction_pressure.endpoint import ChatServer
+    from redaction_pressure.cli.endpoint import ChatServer
 
     answer = audit_answer(args.policy) if args.taskset == common.AUDIT_TASKSET else serve.policy_answer(args.policy)
     with ChatServer(answer, port=0, model=args.policy) as server:

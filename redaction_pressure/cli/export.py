@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from redaction_pressure import splits
-from redaction_pressure.api import RedactionTask
+from redaction_pressure.redact.api import RedactionTask
 from redaction_pressure.cli import common
 from redaction_pressure.corpus import DEFAULT_DIFFICULTY
 

@@ -12,7 +12,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from redaction_pressure import splits
-from redaction_pressure.api import score_reply
+from redaction_pressure.redact.api import score_reply
 from redaction_pressure.cli import common
 
 

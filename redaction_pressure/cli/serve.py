@@ -43,9 +43,9 @@ def add(commands) -> None:
 
 def policy_answer(name: str):
     """A chat endpoint's answer function: the rules prompt-only policy `name` writes."""
-    from redaction_pressure.endpoint import last_user_text
-    from redaction_pressure.policies import reply
-    from redaction_pressure.policies.prompted import PROMPT_POLICIES
+    from redaction_pressure.cli.endpoint import last_user_text
+    from redaction_pressure.redact.policies import reply
+    from redaction_pressure.redact.policies.prompted import PROMPT_POLICIES
 
     if name not in PROMPT_POLICIES:
         raise common.UsageError(f"unknown policy {name!r}; choose one of {', '.join(PROMPT_POLICIES)}")
@@ -61,7 +61,7 @@ def run_policy(args: argparse.Namespace, out: Console, err: Console) -> int:
     import signal
     import threading
 
-    from redaction_pressure.endpoint import ChatServer
+    from redaction_pressure.cli.endpoint import ChatServer
 
     answer = policy_answer(args.policy)
     common.check_port_free(args.port)

@@ -66,7 +66,7 @@ def marked(record: Record) -> Text:
 
 
 def run_audit(args: argparse.Namespace, out: Console) -> int:
-    from redaction_pressure.api import DEFAULT_HIDDEN, DEFAULT_SHOWN
+    from redaction_pressure.redact.api import DEFAULT_HIDDEN, DEFAULT_SHOWN
     from redaction_pressure.audit import splits as audit_splits
     from redaction_pressure.audit.prompt import prompt
 

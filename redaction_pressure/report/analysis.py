@@ -22,12 +22,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 
-from redaction_pressure.api import load_task
+from redaction_pressure.redact.api import load_task
 from redaction_pressure.report import stats
 from redaction_pressure.report.runs import Episode, Run
 from redaction_pressure.report.stats import Interval, bootstrap
-from redaction_pressure.rubric import grade
-from redaction_pressure.rules import Rule, parse_reply
+from redaction_pressure.redact.rubric import grade
+from redaction_pressure.redact.rules import Rule, parse_reply
 from redaction_pressure.spans import Record
 
 CHECKED_METRICS = ("secrets_removed", "decoys_touched", "chars_removed", "secrets_total", "decoys_total")

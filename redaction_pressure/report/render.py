@@ -53,7 +53,7 @@ def render(runs: list[Run], scanner=None, progress=lambda: None) -> str:
     if tasksets == [AUDIT_TASKSET_ID]:
         return render_audit(runs, progress)
     if scanner is None and any(not run.private for run in runs):
-        from redaction_pressure.pool import shared_pool
+        from redaction_pressure.redact.pool import shared_pool
 
         scanner = shared_pool().scan
     summaries = [analysis.summarise(run) for run in runs]

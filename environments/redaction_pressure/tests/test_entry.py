@@ -22,8 +22,8 @@ sys.path.insert(0, str(ROOT_TESTS))  # the root suite's shared cases, one source
 from cases import BAD_ANSWERS, EXHAUSTING, PRIVATE_ENV, TEST_SECRET, dev_tasks, longest_dev_task, private_secret, reply  # noqa: E402
 
 from redaction_pressure import load_task, score_reply  # noqa: E402
-from redaction_pressure import policies  # noqa: E402
-from redaction_pressure.scanner import EPISODE_BUDGET_SECONDS  # noqa: E402
+from redaction_pressure.redact import policies  # noqa: E402
+from redaction_pressure.redact.scanner import EPISODE_BUDGET_SECONDS  # noqa: E402
 from redaction_pressure.splits import SplitError  # noqa: E402
 
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from statistics import fmean
 
-from redaction_pressure import policies
-from redaction_pressure.api import RedactionTask, score_reply
-from redaction_pressure.rules import Rule
+from redaction_pressure.redact import policies
+from redaction_pressure.redact.api import RedactionTask, score_reply
+from redaction_pressure.redact.rules import Rule
 
 
 @dataclass(frozen=True)

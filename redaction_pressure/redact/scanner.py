@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from redaction_pressure.rules import RedactionError, Rule, compile_rules
+from redaction_pressure.redact.rules import RedactionError, Rule, compile_rules
 
 EPISODE_BUDGET_SECONDS = 1.0
 CALL_CAP_SECONDS = 0.25

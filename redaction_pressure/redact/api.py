@@ -11,12 +11,22 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from redaction_pressure import splits
-from redaction_pressure.corpus import DEFAULT_DIFFICULTY, DIFFICULTIES
-from redaction_pressure.identity import identity
-from redaction_pressure.prompt import SYSTEM_PROMPT, user_prompt
-from redaction_pressure.scanner import DEFAULT_BUDGET, Budget
-from redaction_pressure.scoring import Scanner, ScoreResult, prompt_digest, records_for, score_records
+from redaction_pressure.corpus import DEFAULT_DIFFICULTY, DIFFICULTIES, corpus_version
+from redaction_pressure.identity import block
+from redaction_pressure.redact.prompt import SYSTEM_PROMPT, user_prompt
+from redaction_pressure.redact.rubric import REWARD_SCHEMA_VERSION
+from redaction_pressure.redact.scanner import DEFAULT_BUDGET, Budget
+from redaction_pressure.redact.scoring import Scanner, ScoreResult, prompt_digest, records_for, score_records
 from redaction_pressure.spans import Record
+
+ENVIRONMENT = "redaction-pressure"
+
+
+def identity(split: str, commitment: str, difficulty: str = DEFAULT_DIFFICULTY) -> dict[str, str]:
+    """redaction-pressure's identity block; its `corpus_version` names the difficulty level
+    (`4`, `4-easy`, `5-hard`)."""
+    versions = {"corpus_version": corpus_version(difficulty), "reward_schema_version": REWARD_SCHEMA_VERSION}
+    return block(ENVIRONMENT, split, commitment, versions)
 
 __all__ = [
     "DEFAULT_HIDDEN", "DEFAULT_SHOWN", "MAX_HIDDEN", "MAX_SHOWN", "Prompt", "RedactionTask", "Scanner",
@@ -97,7 +107,7 @@ def score_reply(
     `ScanPool.scan` works too.
     """
     if scanner is None:
-        from redaction_pressure.pool import shared_pool
+        from redaction_pressure.redact.pool import shared_pool
 
         scanner = shared_pool().scan
     return score_records(task.hidden, reply, budget=budget, scanner=scanner)

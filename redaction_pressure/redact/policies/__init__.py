@@ -6,9 +6,9 @@ only the prompt; `constant` is one answer fitted on train tasks and used unchang
 
 from __future__ import annotations
 
-from redaction_pressure.policies.constant import constant_rules
-from redaction_pressure.policies.induction import induction_rules
-from redaction_pressure.policies.reference import (
+from redaction_pressure.redact.policies.constant import constant_rules
+from redaction_pressure.redact.policies.induction import induction_rules
+from redaction_pressure.redact.policies.reference import (
     ScannerUnavailable,
     after_separator_rules,
     copy_rules,

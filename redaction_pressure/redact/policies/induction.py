@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 import regex
 
-from redaction_pressure.policies.reference import pack
-from redaction_pressure.prompt import PromptRecord, parse_user_prompt
-from redaction_pressure.rules import MAX_PATTERN_CHARS, Rule
+from redaction_pressure.redact.policies.reference import pack
+from redaction_pressure.redact.prompt import PromptRecord, parse_user_prompt
+from redaction_pressure.redact.rules import MAX_PATTERN_CHARS, Rule
 
 MAX_UNITS = 12
 PEM = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"

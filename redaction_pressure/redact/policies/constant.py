@@ -47,9 +47,9 @@ from pathlib import Path
 
 import regex
 
-from redaction_pressure.rubric import WEIGHTS
-from redaction_pressure.rules import MAX_PATTERN_CHARS, MAX_RULES, Rule
-from redaction_pressure.scanner import REDACTED, scan
+from redaction_pressure.redact.rubric import WEIGHTS
+from redaction_pressure.redact.rules import MAX_PATTERN_CHARS, MAX_RULES, Rule
+from redaction_pressure.redact.scanner import REDACTED, scan
 from redaction_pressure.spans import Record
 
 RULES_FILE = Path(__file__).with_name("constant_rules.json")

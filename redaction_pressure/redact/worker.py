@@ -1,4 +1,4 @@
-"""A scanning worker process: `python -m redaction_pressure.worker MEMORY_BYTES CPU_SECONDS [PARENT_PID]`.
+"""A scanning worker process: `python -m redaction_pressure.redact.worker MEMORY_BYTES CPU_SECONDS [PARENT_PID]`.
 
 Started by `pool.ScanPool`, never by hand. It asks the kernel to kill it when its parent
 goes (`PR_SET_PDEATHSIG`, Linux), caps its own address space, imports what an episode
@@ -45,8 +45,8 @@ MEMORY_EXIT = 3
 
 def exhausted(detail: str, texts):
     """The `ScanResult` of an episode that escaped its budget: nothing removed, one error."""
-    from redaction_pressure.rules import RedactionError
-    from redaction_pressure.scanner import ScanResult
+    from redaction_pressure.redact.rules import RedactionError
+    from redaction_pressure.redact.scanner import ScanResult
 
     error = RedactionError(RESOURCE_EXHAUSTED, None, None, detail)
     return ScanResult(tuple(() for _ in texts), tuple(texts), 0, (error,), 0.0)
@@ -85,9 +85,9 @@ def _limit_cpu(cpu_seconds: float) -> None:
 
 
 def run(job: tuple):
-    from redaction_pressure.prompt import user_prompt
-    from redaction_pressure.scanner import scan
-    from redaction_pressure.scoring import prompt_digest, records_for, score_records
+    from redaction_pressure.redact.prompt import user_prompt
+    from redaction_pressure.redact.scanner import scan
+    from redaction_pressure.redact.scoring import prompt_digest, records_for, score_records
 
     if job[0] == "scan":
         _, rules, texts, budget = job
@@ -133,7 +133,7 @@ def main() -> None:
 
 
 def _load() -> tuple:
-    from redaction_pressure import prompt, scanner, scoring
+    from redaction_pressure.redact import prompt, scanner, scoring
 
     return prompt, scanner, scoring
 

@@ -12,8 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from redaction_pressure.rules import MAX_PATTERN_CHARS, MAX_REPEAT_BOUND, MAX_REPEAT_PRODUCT, MAX_RULES
-from redaction_pressure.scanner import EPISODE_BUDGET_SECONDS, MAX_MATCHES
+from redaction_pressure.redact.rules import MAX_PATTERN_CHARS, MAX_REPEAT_BOUND, MAX_REPEAT_PRODUCT, MAX_RULES
+from redaction_pressure.redact.scanner import EPISODE_BUDGET_SECONDS, MAX_MATCHES
 from redaction_pressure.spans import Record
 
 SYSTEM_PROMPT = f"""\

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import regex
 
-from redaction_pressure.rules import (
+from redaction_pressure.redact.rules import (
     MAX_PATTERN_CHARS,
     MAX_REPEAT_BOUND,
     MAX_RULES,
@@ -33,7 +33,7 @@ from redaction_pressure.rules import (
     skip_class,
     skip_escape,
 )
-from redaction_pressure.scanner import REDACTED
+from redaction_pressure.redact.scanner import REDACTED
 from redaction_pressure.spans import Record
 
 _MIN_PREFIX = 6

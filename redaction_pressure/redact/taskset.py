@@ -24,8 +24,10 @@ from typing import Literal
 import verifiers.v1 as vf
 from pydantic import Field, model_validator
 
-from redaction_pressure import policies, splits
-from redaction_pressure.api import (
+from redaction_pressure.redact import policies
+
+from redaction_pressure import splits
+from redaction_pressure.redact.api import (
     DEFAULT_HIDDEN,
     DEFAULT_SHOWN,
     MAX_HIDDEN,
@@ -37,9 +39,9 @@ from redaction_pressure.api import (
     score_reply,
 )
 from redaction_pressure.corpus import DEFAULT_DIFFICULTY, corpus_version
-from redaction_pressure.harness import OneTurnHarness
-from redaction_pressure.identity import identity
-from redaction_pressure.pool import (
+from redaction_pressure.redact.harness import OneTurnHarness
+from redaction_pressure.redact.api import identity
+from redaction_pressure.redact.pool import (
     DEFAULT_CPU_SECONDS,
     DEFAULT_DEADLINE_SECONDS,
     DEFAULT_MEMORY_MB,
@@ -48,9 +50,9 @@ from redaction_pressure.pool import (
     ScanPool,
     shared_pool,
 )
-from redaction_pressure.rubric import WEIGHTS
-from redaction_pressure.rules import MAX_REPLY_CHARS
-from redaction_pressure.scanner import scan
+from redaction_pressure.redact.rubric import WEIGHTS
+from redaction_pressure.redact.rules import MAX_REPLY_CHARS
+from redaction_pressure.redact.scanner import scan
 from redaction_pressure.seal import scrub_initial_environ
 
 _MEMO_SIZE = 256

@@ -46,8 +46,8 @@ from verifiers.v1.serve import EnvClient, env_config_data
 from verifiers.v1.serve.pool import _CANCEL_MISS, _HEALTH, EnvServerPool, _arm_teardown
 from verifiers.v1.serve.types import RunResponse
 
-from redaction_pressure.endpoint import ChatServer
-from redaction_pressure.taskset import RedactionPressureConfig, RedactionPressureTaskset
+from redaction_pressure.cli.endpoint import ChatServer
+from redaction_pressure.redact.taskset import RedactionPressureConfig, RedactionPressureTaskset
 
 NO_RULES = '{"rules": []}'
 WARM_UP_KEY_VAR = "REDACTION_PRESSURE_WARM_UP_KEY"

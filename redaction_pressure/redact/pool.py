@@ -60,11 +60,11 @@ from collections import deque
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
 
-from redaction_pressure.rules import Rule
-from redaction_pressure.scanner import DEFAULT_BUDGET, Budget, ScanResult
-from redaction_pressure.scoring import ScoreResult, records_for, score_records
+from redaction_pressure.redact.rules import Rule
+from redaction_pressure.redact.scanner import DEFAULT_BUDGET, Budget, ScanResult
+from redaction_pressure.redact.scoring import ScoreResult, records_for, score_records
 from redaction_pressure.splits import PRIVATE_ENV
-from redaction_pressure.worker import (
+from redaction_pressure.redact.worker import (
     MEMORY_EXIT,
     PROMPT_MISMATCH,
     READY,
@@ -136,14 +136,14 @@ class _Retry:
 
 
 class _Worker:
-    """One `python -m redaction_pressure.worker` process and its two pipe ends."""
+    """One `python -m redaction_pressure.redact.worker` process and its two pipe ends."""
 
     def __init__(self, memory_bytes: int, cpu_seconds: float) -> None:
         # A plain subprocess, not multiprocessing: it never re-runs the caller's
         # __main__ module and inherits no threads or locks. It needs no secret either.
         env = {key: value for key, value in os.environ.items() if key != PRIVATE_ENV}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "redaction_pressure.worker", str(memory_bytes), repr(cpu_seconds), str(os.getpid())],
+            [sys.executable, "-m", "redaction_pressure.redact.worker", str(memory_bytes), repr(cpu_seconds), str(os.getpid())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
         )  # fmt: skip
         self.jobs_done = 0

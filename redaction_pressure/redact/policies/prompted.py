@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from redaction_pressure.policies.constant import constant_rules
-from redaction_pressure.policies.induction import induction_rules
-from redaction_pressure.policies.reference import (
+from redaction_pressure.redact.policies.constant import constant_rules
+from redaction_pressure.redact.policies.induction import induction_rules
+from redaction_pressure.redact.policies.reference import (
     after_separator_rules,
     copy_rules,
     delete_everything_rules,
@@ -20,8 +20,8 @@ from redaction_pressure.policies.reference import (
     prefix_rules_for,
     scanner_rules,
 )
-from redaction_pressure.prompt import parse_user_prompt
-from redaction_pressure.rules import Rule
+from redaction_pressure.redact.prompt import parse_user_prompt
+from redaction_pressure.redact.rules import Rule
 from redaction_pressure.spans import Record, Span
 
 

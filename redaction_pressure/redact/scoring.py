@@ -17,9 +17,9 @@ from functools import lru_cache
 from pydantic import BaseModel, ConfigDict
 
 from redaction_pressure.corpus import stream
-from redaction_pressure.rubric import grade
-from redaction_pressure.rules import RedactionError, Rule, parse_reply
-from redaction_pressure.scanner import DEFAULT_BUDGET, Budget, ScanResult, scan
+from redaction_pressure.redact.rubric import grade
+from redaction_pressure.redact.rules import RedactionError, Rule, parse_reply
+from redaction_pressure.redact.scanner import DEFAULT_BUDGET, Budget, ScanResult, scan
 from redaction_pressure.spans import Record
 
 Scanner = Callable[[Sequence[Rule], Sequence[str], Budget], ScanResult]
