@@ -26,7 +26,9 @@ def main() -> None:
     for s in SCENARIOS:
         row = report[s.name]
         print(f"| {s.name} | {s.difficulty} | {row['tasks']} | {row['paths']} | {row['skeletons']} | {row['fixes']} |")
-    print("\n| level | files | secrets | commits | decoys | tags and branches | findings hidden at first |\n|---|---|---|---|---|---|---|")
+    print(
+        "\n| level | files | secrets | commits | decoys | tags and branches | findings hidden at first |\n|---|---|---|---|---|---|---|"
+    )
     for level in ("easy", "medium", "hard"):
         ps = [p for p in plans if p.difficulty == level]
 
@@ -35,8 +37,10 @@ def main() -> None:
 
         hidden = sum(sum(f.tier != "surface" for f in p.findings) for p in ps) / sum(len(p.findings) for p in ps)
         lo_hi = f" ({min(len(p.tree()) for p in ps)}-{max(len(p.tree()) for p in ps)})"
-        print(f"| {level} | {mean(lambda p: len(p.tree()))}{lo_hi} | {mean(lambda p: len(p.secrets))} | {mean(lambda p: len(p.commits))} "
-              f"| {mean(lambda p: len(p.decoys))} | {mean(lambda p: len(p.refs))} | {hidden:.0%} |")
+        print(
+            f"| {level} | {mean(lambda p: len(p.tree()))}{lo_hi} | {mean(lambda p: len(p.secrets))} | {mean(lambda p: len(p.commits))} "
+            f"| {mean(lambda p: len(p.decoys))} | {mean(lambda p: len(p.refs))} | {hidden:.0%} |"
+        )
 
 
 if __name__ == "__main__":

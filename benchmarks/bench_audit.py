@@ -40,11 +40,11 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from redaction_pressure.audit import agent as audit_agent
 from redaction_pressure.audit import programs, splits
 from redaction_pressure.audit.local import LocalWorkspace
 from redaction_pressure.audit.rubric import score
 from redaction_pressure.audit.scenarios import SCENARIO_NAMES
-from redaction_pressure.audit import agent as audit_agent
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"setup": 0.5, "scoring_p50": 2.0}
@@ -126,7 +126,9 @@ def run_vf_eval(count: int, concurrency: int) -> tuple[dict[int, float], float]:
             for trace in json.loads(line)["traces"] if line.strip() else []:
                 if trace.get("errors"):
                     print(f"task {trace['task']['data']['index']}: {trace['errors'][0]['message'][:200]}")
-                rewards[trace["task"]["data"]["index"]] = sum(r["score"] * r["weight"] for r in trace["rewards"].values())
+                rewards[trace["task"]["data"]["index"]] = sum(
+                    r["score"] * r["weight"] for r in trace["rewards"].values()
+                )
     return rewards, wall
 
 
@@ -150,8 +152,18 @@ print(json.dumps({"seconds": time.perf_counter() - start, "history": facts.get("
                   "inflated": facts.get("inflated", 0), "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 BOMBS = (
-    ("delta_chain_pack", "legacy_audit", ".git/objects/pack/pack-bomb.pack", "a 1.2 KB pack: a 64 KiB blob, deltas to 512 MiB and 4 TiB"),
-    ("loose_object", "cloud_provisioning", "assets/object.bin", "a loose blob declaring 10 bytes, inflating to 512 MiB"),
+    (
+        "delta_chain_pack",
+        "legacy_audit",
+        ".git/objects/pack/pack-bomb.pack",
+        "a 1.2 KB pack: a 64 KiB blob, deltas to 512 MiB and 4 TiB",
+    ),
+    (
+        "loose_object",
+        "cloud_provisioning",
+        "assets/object.bin",
+        "a loose blob declaring 10 bytes, inflating to 512 MiB",
+    ),
     ("gzip_second_member", "database_layer", "logs/notes.gz", "a gzip whose second member inflates to 512 MiB"),
     ("zip_member", "database_layer", "assets/backup.zip", "a zip whose member inflates to 512 MiB"),
 )
@@ -173,11 +185,15 @@ def bombs() -> None:
             print(f"  grading failed: {run.stderr[-300:]}")
             return None
 
-    print(f"decompression bombs (inflation budget per episode: {INFLATION_BYTES >> 20} MiB, {PART_BYTES >> 20} MiB a part), each graded in a fresh process:")
+    print(
+        f"decompression bombs (inflation budget per episode: {INFLATION_BYTES >> 20} MiB, {PART_BYTES >> 20} MiB a part), each graded in a fresh process:"
+    )
     print(f"{'bomb':<62} {'size':>8} {'verdict':>10} {'inflated':>9} {'peak RSS':>9} {'grade':>7}")
     plain = grade("", "legacy_audit", "")
     if plain:
-        print(f"{'(no bomb: the gold fix of legacy_audit)':<62} {'':>8} {str(plain['history']):>10} {plain['inflated'] / 2**20:>7.1f}Mi {plain['peak_mib']:>7.0f}Mi {plain['seconds']:>6.2f}s")
+        print(
+            f"{'(no bomb: the gold fix of legacy_audit)':<62} {'':>8} {str(plain['history']):>10} {plain['inflated'] / 2**20:>7.1f}Mi {plain['peak_mib']:>7.0f}Mi {plain['seconds']:>6.2f}s"
+        )
     with tempfile.TemporaryDirectory() as scratch:
         for name, scenario, path, label in BOMBS:
             source = Path(scratch) / name
@@ -185,19 +201,25 @@ def bombs() -> None:
             out = grade(str(source), scenario, path)
             if out:
                 size = source.stat().st_size
-                print(f"{label:<62} {size / 1024:>6.1f}Ki {str(out['history']):>10} {out['inflated'] / 2**20:>7.1f}Mi {out['peak_mib']:>7.0f}Mi {out['seconds']:>6.2f}s")
+                print(
+                    f"{label:<62} {size / 1024:>6.1f}Ki {str(out['history']):>10} {out['inflated'] / 2**20:>7.1f}Mi {out['peak_mib']:>7.0f}Mi {out['seconds']:>6.2f}s"
+                )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tasks", type=int, default=splits.DEV_SIZE, help="dev tasks to run (default: all 52)")
     parser.add_argument("--vf-eval", action="store_true", help="also play the baseline through the real vf-eval")
-    parser.add_argument("--concurrency", type=int, default=8, help="vf-eval -c (default 8; 2 cores start few tool servers at once)")
+    parser.add_argument(
+        "--concurrency", type=int, default=8, help="vf-eval -c (default 8; 2 cores start few tool servers at once)"
+    )
     args = parser.parse_args()
 
     start = time.perf_counter()
     times, scores, baseline = run_local(args.tasks)
-    print(f"secrets-audit benchmark: {args.tasks} dev tasks, {os.cpu_count()} CPUs, local runtime programs, {time.perf_counter() - start:.0f} s")
+    print(
+        f"secrets-audit benchmark: {args.tasks} dev tasks, {os.cpu_count()} CPUs, local runtime programs, {time.perf_counter() - start:.0f} s"
+    )
     print()
     print(f"{'per episode':<34} {'median':>8} {'p90':>8}  target")
     rows = [
@@ -221,7 +243,9 @@ def main() -> None:
             f"{name:<20} {by_name(name).difficulty:<10} {mean['oracle']:>7.3f} {mean['baseline']:>9.3f} "
             f"{mean['inaction']:>9.3f} {mean['baseline_steps']:>15.1f}"
         )
-    every = {k: statistics.fmean(v for row in scores.values() for v in row[k]) for k in ("oracle", "baseline", "inaction")}
+    every = {
+        k: statistics.fmean(v for row in scores.values() for v in row[k]) for k in ("oracle", "baseline", "inaction")
+    }
     print(f"{'all':<20} {'':<10} {every['oracle']:>7.3f} {every['baseline']:>9.3f} {every['inaction']:>9.3f}")
     below = sorted(i for i, v in baseline.items() if v < 1.0)
     print(f"baseline below 1.0 on dev tasks: {below or 'none'}")

@@ -146,7 +146,10 @@ def bench_floor(tasks, reps: int) -> dict[tuple[str, str], tuple[float, float]]:
     to `regex`'s compile cache and to our check's, as a model's new answer is) or "repeated"
     (both caches warm, as when a policy repeats its rules)."""
     episodes = [(task, kind, answer) for task in tasks for kind, answer in realistic_answers(task).items()]
-    prepared = [(task, kind, answer, parse_reply(answer).rules, [r.text for r in task.hidden]) for task, kind, answer in episodes]
+    prepared = [
+        (task, kind, answer, parse_reply(answer).rules, [r.text for r in task.hidden])
+        for task, kind, answer in episodes
+    ]
 
     def ours(task, answer, rules, texts) -> None:
         score_reply(task, answer, scanner=scan)
@@ -180,7 +183,10 @@ def bench_floor(tasks, reps: int) -> dict[tuple[str, str], tuple[float, float]]:
                     for group in ("realistic", "oracle") if kind == "oracle" else ("realistic",):
                         times.setdefault((group, cache, name), []).append(elapsed)
     return {
-        (group, cache): (statistics.median(times[(group, cache, "ours")]), statistics.median(times[(group, cache, "bare")]))
+        (group, cache): (
+            statistics.median(times[(group, cache, "ours")]),
+            statistics.median(times[(group, cache, "bare")]),
+        )
         for group in ("realistic", "oracle")
         for cache in ("fresh", "repeated")
     }
@@ -288,11 +294,27 @@ def main() -> None:
         ours, naive = bench_ratios(tasks, args.reps)
         rows.append(("naive re.sub scorer / our scan", f"{naive / ours:.2f}x", TARGETS["vs_re"], naive / ours >= 2.0))
         worst, name = bench_hostile(pool)
-        rows.append((f"worst hostile episode ({name})", f"{worst * 1000:.0f} ms", TARGETS["hostile"], worst <= EPISODE_BUDGET_SECONDS + 0.1))
+        rows.append(
+            (
+                f"worst hostile episode ({name})",
+                f"{worst * 1000:.0f} ms",
+                TARGETS["hostile"],
+                worst <= EPISODE_BUDGET_SECONDS + 0.1,
+            )
+        )
         parent_mb, worker_mb = peak_memory_mb(pool)
     stall, steady, wall = bench_loop_stall()
-    rows.append(("largest loop stall, 64 episodes (8 hostile)", f"{stall * 1000:.1f} ms (in {wall:.1f} s)", TARGETS["stall"], stall <= 0.020))
-    rows.append(("  the same, after the submission burst", f"{steady * 1000:.1f} ms", TARGETS["stall"], steady <= 0.020))
+    rows.append(
+        (
+            "largest loop stall, 64 episodes (8 hostile)",
+            f"{stall * 1000:.1f} ms (in {wall:.1f} s)",
+            TARGETS["stall"],
+            stall <= 0.020,
+        )
+    )
+    rows.append(
+        ("  the same, after the submission burst", f"{steady * 1000:.1f} ms", TARGETS["stall"], steady <= 0.020)
+    )
     load = bench_load()
     rows.append(("dev split load, fresh process", f"{load:.3f} s", TARGETS["load"], load <= 0.5))
     rows.append(("peak memory: parent / one worker", f"{parent_mb:.0f} / {worker_mb:.0f} MiB", "-", None))

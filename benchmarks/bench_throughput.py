@@ -49,9 +49,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from load import descendants, role, rss_mib  # noqa: E402
 
+from redaction_pressure.cli.endpoint import ChatServer, last_user_text  # noqa: E402
 from redaction_pressure.redact import policies  # noqa: E402
 from redaction_pressure.redact.api import load_task, score_reply  # noqa: E402
-from redaction_pressure.cli.endpoint import ChatServer, last_user_text  # noqa: E402
 from redaction_pressure.redact.scanner import scan  # noqa: E402
 
 BIN = Path(sys.executable).parent
@@ -76,8 +76,12 @@ def limit(tasks, replies) -> None:
         load_task(task.split, task.index)
         rebuild.append(time.process_time() - start)
     print(f"limit: the same {len(tasks)} answers scored in-process (score_reply, in-process scanner)")
-    print(f"  CPU per episode       p50 {statistics.median(cpu) * 1000:.1f} ms, mean {statistics.mean(cpu) * 1000:.1f} ms")
-    print(f"  + rebuilding the task from its seed (what a scan worker does first): mean {statistics.mean(rebuild) * 1000:.1f} ms")
+    print(
+        f"  CPU per episode       p50 {statistics.median(cpu) * 1000:.1f} ms, mean {statistics.mean(cpu) * 1000:.1f} ms"
+    )
+    print(
+        f"  + rebuilding the task from its seed (what a scan worker does first): mean {statistics.mean(rebuild) * 1000:.1f} ms"
+    )
 
 
 class TreeSampler(threading.Thread):
@@ -108,7 +112,9 @@ def vf_eval(count: int, harness: str | None, home: Path, model_url: str) -> dict
     if harness is not None:
         command += ["--env.agent.harness.id", harness]
     started = time.perf_counter()
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
+    )
     sampler = TreeSampler(process.pid)
     sampler.start()
     stderr = process.stderr.read()
@@ -122,7 +128,10 @@ def vf_eval(count: int, harness: str | None, home: Path, model_url: str) -> dict
     rewards = {}
     for line in run.read_text().splitlines():
         for trace in json.loads(line)["traces"] if line.strip() else []:
-            rewards[trace["task"]["key"]] = (sum(r["score"] * r["weight"] for r in trace["rewards"].values()), bool(trace["errors"]))
+            rewards[trace["task"]["key"]] = (
+                sum(r["score"] * r["weight"] for r in trace["rewards"].values()),
+                bool(trace["errors"]),
+            )
     others = [peak for pid, peak in sampler.peaks.items() if pid != process.pid]
     return {
         "cpu": usage.ru_utime + usage.ru_stime, "wall": wall, "rewards": rewards,
@@ -132,7 +141,9 @@ def vf_eval(count: int, harness: str | None, home: Path, model_url: str) -> dict
 
 def vfeval_part(tasks, replies, small: int) -> None:
     count = len(tasks)
-    print(f"vf-eval: {count} and {small} dev episodes (-c 32, subprocess runtime), stand-in model answering induction's rules")
+    print(
+        f"vf-eval: {count} and {small} dev episodes (-c 32, subprocess runtime), stand-in model answering induction's rules"
+    )
     results = {}
     with ChatServer(lambda body: replies.get(last_user_text(body), "no such prompt")) as model:
         for label, harness in HARNESSES:
@@ -148,7 +159,9 @@ def vfeval_part(tasks, replies, small: int) -> None:
                   f"{many['cpu'] / count:.2f} CPU-s per episode all told; {errored} errored")  # fmt: skip
             print(f"    {small} episodes       {few['cpu']:6.1f} CPU-s, {few['wall']:5.1f} s wall")
             print(f"    marginal          {marginal:.3f} CPU-s per episode")
-            print(f"    peak RSS          vf-eval process {many['rss']:.0f} MiB; largest other process {many['other_rss']:.0f} MiB")
+            print(
+                f"    peak RSS          vf-eval process {many['rss']:.0f} MiB; largest other process {many['other_rss']:.0f} MiB"
+            )
     (null_few, null_many), (ours_few, ours_many) = results[HARNESSES[0][0]], results[HARNESSES[1][0]]
     null_marginal = (null_many["cpu"] - null_few["cpu"]) / (count - small)
     ours_marginal = (ours_many["cpu"] - ours_few["cpu"]) / (count - small)
@@ -185,7 +198,10 @@ def served_part(tasks, replies, rounds: int) -> None:
         server.kill()
         raise SystemExit(f"serve-env did not become ready: {line!r}")
     address = line.split()[1]
-    data = [t.data.model_dump(mode="json") for t in RedactionPressureTaskset(RedactionPressureConfig(split="dev", size=len(tasks)))]
+    data = [
+        t.data.model_dump(mode="json")
+        for t in RedactionPressureTaskset(RedactionPressureConfig(split="dev", size=len(tasks)))
+    ]
     jobs = data * rounds
     sampler = TreeSampler(server.pid)
     sampler.start()
@@ -199,7 +215,9 @@ def served_part(tasks, replies, rounds: int) -> None:
         async def one(task_data) -> None:
             async with gate:
                 try:
-                    episode = await client.run(client=config, model="standin", sampling=vf.SamplingConfig(), task_data=task_data)
+                    episode = await client.run(
+                        client=config, model="standin", sampling=vf.SamplingConfig(), task_data=task_data
+                    )
                     if episode.traces[0].errors:
                         failures.append(episode.traces[0].errors)
                 except Exception as exc:  # noqa: BLE001 - counted
@@ -217,14 +235,20 @@ def served_part(tasks, replies, rounds: int) -> None:
         wall = time.perf_counter() - started
         cpu = server_cpu(server.pid) - cpu_before
     sampler.stop.set()
-    workers = sorted(peak for pid, peak in sampler.peaks.items() if role(sampler.commands.get(pid, "")) == "env-server worker")
+    workers = sorted(
+        peak for pid, peak in sampler.peaks.items() if role(sampler.commands.get(pid, "")) == "env-server worker"
+    )
     scans = [peak for pid, peak in sampler.peaks.items() if role(sampler.commands.get(pid, "")) == "scan worker"]
     server.send_signal(signal.SIGTERM)
     server.wait(60)
-    print(f"served: serve-env --workers 2 (static pool), {len(jobs)} dev episodes ({rounds} rounds), 64 in flight, quiet")
+    print(
+        f"served: serve-env --workers 2 (static pool), {len(jobs)} dev episodes ({rounds} rounds), 64 in flight, quiet"
+    )
     print(f"  throughput          {len(jobs) / wall:.1f} episodes/s ({wall:.1f} s); {len(failures)} failed")
     print(f"  CPU per episode     {cpu / len(jobs):.3f} CPU-s (the server's whole process tree)")
-    print(f"  peak RSS            env-server workers {', '.join(f'{w:.0f}' for w in workers)} MiB; scan workers up to {max(scans, default=0):.0f} MiB")
+    print(
+        f"  peak RSS            env-server workers {', '.join(f'{w:.0f}' for w in workers)} MiB; scan workers up to {max(scans, default=0):.0f} MiB"
+    )
 
 
 AUDIT_ROLES = (
@@ -264,7 +288,9 @@ class CpuSampler(threading.Thread):
 
 def audit_part(sizes: tuple[int, int]) -> None:
     """secrets-audit's scripted baseline through `redaction-pressure eval` (vf-eval, bash harness, subprocess runtime)."""
-    print(f"secrets-audit: the scripted baseline through `redaction-pressure eval --taskset secrets-audit` on {sizes[0]} and {sizes[1]} dev tasks (-c 4)")
+    print(
+        f"secrets-audit: the scripted baseline through `redaction-pressure eval --taskset secrets-audit` on {sizes[0]} and {sizes[1]} dev tasks (-c 4)"
+    )
     figures = {}
     for count in sizes:
         with tempfile.TemporaryDirectory(prefix="rp-throughput-audit-") as home:
@@ -281,15 +307,21 @@ def audit_part(sizes: tuple[int, int]) -> None:
             wall = time.perf_counter() - started
             sampler.stop.set()
             if os.waitstatus_to_exitcode(status):
-                raise SystemExit(f"eval exited {os.waitstatus_to_exitcode(status)}: {stderr.decode(errors='replace')[-2000:]}")
+                raise SystemExit(
+                    f"eval exited {os.waitstatus_to_exitcode(status)}: {stderr.decode(errors='replace')[-2000:]}"
+                )
             roles: dict[str, float] = {}
             for pid, cpu in sampler.cpu.items():
                 roles[audit_role(sampler.commands[pid])] = roles.get(audit_role(sampler.commands[pid]), 0.0) + cpu
             figures[count] = (usage.ru_utime + usage.ru_stime, wall, roles)
     (few, few_wall, _), (many, many_wall, roles) = figures[sizes[0]], figures[sizes[1]]
-    print(f"  {sizes[1]} episodes        {many:6.1f} CPU-s, {many_wall:5.1f} s wall; {sizes[0]} episodes {few:.1f} CPU-s, {few_wall:.1f} s wall")
+    print(
+        f"  {sizes[1]} episodes        {many:6.1f} CPU-s, {many_wall:5.1f} s wall; {sizes[0]} episodes {few:.1f} CPU-s, {few_wall:.1f} s wall"
+    )
     print(f"  marginal          {(many - few) / (sizes[1] - sizes[0]):.2f} CPU-s per episode")
-    print(f"  where the {sizes[1]}-episode run's CPU went (sampled every 0.1 s; processes shorter than that fall in the rest):")
+    print(
+        f"  where the {sizes[1]}-episode run's CPU went (sampled every 0.1 s; processes shorter than that fall in the rest):"
+    )
     attributed = 0.0
     for label, cpu in sorted(roles.items(), key=lambda item: -item[1]):
         attributed += cpu
@@ -300,7 +332,9 @@ def audit_part(sizes: tuple[int, int]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=64, help="dev episodes per run (at most 64)")
-    parser.add_argument("--small", type=int, default=8, help="episodes of the smaller vf-eval run (for the marginal cost)")
+    parser.add_argument(
+        "--small", type=int, default=8, help="episodes of the smaller vf-eval run (for the marginal cost)"
+    )
     parser.add_argument("--rounds", type=int, default=4, help="served: passes over the dev tasks")
     parser.add_argument("--part", choices=("vfeval", "served", "limit", "audit", "all"), default="all")
     parser.add_argument("--audit-sizes", default="4,13", help="audit: the two run sizes (dev tasks)")

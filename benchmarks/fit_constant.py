@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from redaction_pressure.redact.api import load_task, score_reply  # noqa: E402
 from redaction_pressure.corpus import DIFFICULTIES, corpus_version  # noqa: E402
+from redaction_pressure.redact.api import load_task, score_reply  # noqa: E402
 from redaction_pressure.redact.policies import constant, reply  # noqa: E402
 from redaction_pressure.splits import DEV_SIZE  # noqa: E402
 
@@ -39,7 +39,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--train", type=int, default=400, help="train tasks to fit on (the first N)")
     parser.add_argument("--save", action="store_true", help="write the fitted rules to the level's constant_rules file")
-    parser.add_argument("--difficulty", choices=DIFFICULTIES, default="standard", help="the level to fit on and score (default standard)")
+    parser.add_argument(
+        "--difficulty",
+        choices=DIFFICULTIES,
+        default="standard",
+        help="the level to fit on and score (default standard)",
+    )
     args = parser.parse_args()
     level = args.difficulty
     started = time.perf_counter()
@@ -51,12 +56,20 @@ def main() -> int:
     held_out = range(args.train, args.train + DEV_SIZE)
     on_held_out = summary([score_reply(load_task("train", i, difficulty=level), answer) for i in held_out])
     on_dev = summary([score_reply(load_task("dev", i, difficulty=level), answer) for i in range(DEV_SIZE)])
-    print(f"fitted {len(rules)} rules ({sum(len(r.pattern) for r in rules)} pattern characters) on {args.train} {level} train tasks in {fitted:.0f} s")
+    print(
+        f"fitted {len(rules)} rules ({sum(len(r.pattern) for r in rules)} pattern characters) on {args.train} {level} train tasks in {fitted:.0f} s"
+    )
     print(f"train tasks 0..{args.train - 1} (fitted on): {on_train}")
     print(f"train tasks {held_out.start}..{held_out.stop - 1} (held out): {on_held_out}")
     print(f"dev (64 tasks): {on_dev}")
     if args.save:
-        note = {"corpus_version": corpus_version(level), "train_tasks": args.train, "train": on_train, "train_held_out": on_held_out, "dev": on_dev}
+        note = {
+            "corpus_version": corpus_version(level),
+            "train_tasks": args.train,
+            "train": on_train,
+            "train_held_out": on_held_out,
+            "dev": on_dev,
+        }
         constant.save(rules, note, level)
         print(f"saved to {constant.rules_file(level)}")
     return 0

@@ -19,7 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 INSTALLS = {
     "redaction-pressure": ("redaction-pressure", []),
     "redaction-pressure[report]": ("redaction-pressure", ["report"]),
-    "redaction-pressure[report,export,scanners,audit]": ("redaction-pressure", ["report", "export", "scanners", "audit"]),
+    "redaction-pressure[report,export,scanners,audit]": (
+        "redaction-pressure",
+        ["report", "export", "scanners", "audit"],
+    ),
     "secrets-audit": ("secrets-audit", []),
 }
 

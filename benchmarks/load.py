@@ -58,22 +58,29 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from redaction_pressure.cli.endpoint import ChatServer, last_user_text  # noqa: E402
 from redaction_pressure.redact import policies  # noqa: E402
 from redaction_pressure.redact.api import load_task, score_reply  # noqa: E402
-from redaction_pressure.cli.endpoint import ChatServer, last_user_text  # noqa: E402
 from redaction_pressure.redact.rules import Rule  # noqa: E402
 from redaction_pressure.redact.scanner import scan  # noqa: E402
 
 BIN = Path(sys.executable).parent
 HOSTILE = [
     json.dumps({"rules": [{"pattern": r"(?s)(.|.)*(?<=\x00)", "replacement": ""}]}),  # timeout
-    json.dumps({"rules": [{"pattern": r"(?s).{0,6}.{0,6}.{0,6}(?<=\x00)", "replacement": ""}] * 24}),  # budget_exhausted
+    json.dumps(
+        {"rules": [{"pattern": r"(?s).{0,6}.{0,6}.{0,6}(?<=\x00)", "replacement": ""}] * 24}
+    ),  # budget_exhausted
     json.dumps({"rules": [{"pattern": "x*", "replacement": ""}]}),  # empty_match
     json.dumps({"rules": [{"pattern": "(?s).", "replacement": ""}]}),  # excessive_matches
     json.dumps({"rules": [{"pattern": "a{100000}", "replacement": ""}]}),  # invalid_regex
     json.dumps({"rules": [{"pattern": "(?:(?:a{100}){100}){2}", "replacement": ""}]}),  # invalid_regex
 ]
-MALFORMED = ["rules: [AKIA]", '{"rules": [{"pattern": "AKIA"}]}', "Sure! Here are the rules.", '{"rules": [], "rules": []}']
+MALFORMED = [
+    "rules: [AKIA]",
+    '{"rules": [{"pattern": "AKIA"}]}',
+    "Sure! Here are the rules.",
+    '{"rules": [], "rules": []}',
+]
 HUNGRY = r"(?:[A-Za-z0-9]{1,40}){1,2}(?<=Q{3})"
 
 
@@ -238,7 +245,10 @@ def served(tasks, replies, reference, args) -> None:
         server.kill()
         raise SystemExit(f"serve-env did not become ready: {line!r}")
     address = line.split()[1]
-    data = [t.data.model_dump(mode="json") for t in RedactionPressureTaskset(RedactionPressureConfig(split="train", size=len(tasks)))]
+    data = [
+        t.data.model_dump(mode="json")
+        for t in RedactionPressureTaskset(RedactionPressureConfig(split="train", size=len(tasks)))
+    ]
     initial = set(descendants(server.pid))
     seen: dict[int, str] = {}
     peaks: dict[int, float] = {}
@@ -281,7 +291,9 @@ def served(tasks, replies, reference, args) -> None:
             nonlocal done
             async with gate:
                 try:
-                    episode = await asyncio.wait_for(client.run(client=config, model="standin", sampling=vf.SamplingConfig(), task_data=data[n]), 600)
+                    episode = await asyncio.wait_for(
+                        client.run(client=config, model="standin", sampling=vf.SamplingConfig(), task_data=data[n]), 600
+                    )
                     results[n] = episode.traces[0]
                     latencies.append(results[n].timing.scoring.duration)
                 except Exception as exc:  # noqa: BLE001 - a lost episode is what we count
@@ -304,23 +316,35 @@ def served(tasks, replies, reference, args) -> None:
     model.close()
 
     lost = [n for n, r in enumerate(results) if isinstance(r, Exception) or r is None]
-    errored = [n for n, r in enumerate(results) if n not in lost and (r.errors or any(v is None for v in r.rewards.values()))]
+    errored = [
+        n for n, r in enumerate(results) if n not in lost and (r.errors or any(v is None for v in r.rewards.values()))
+    ]
     changed = [
         n for n, r in enumerate(results)
         if n not in lost and n not in errored
         and outcome(r.reward, [e["code"] for e in r.info.get("redaction_errors", [])]) != reference[n]
     ]  # fmt: skip
     replacements = len([pid for pid, cmd in seen.items() if role(cmd) == "scan worker" and pid not in initial])
-    print(f"served: {len(tasks)} train episodes, concurrency {args.concurrency}, {args.workers} env-server workers, a scan worker killed every ~{args.kill_every:g} s")
+    print(
+        f"served: {len(tasks)} train episodes, concurrency {args.concurrency}, {args.workers} env-server workers, a scan worker killed every ~{args.kill_every:g} s"
+    )
     print(f"  throughput          {len(tasks) / elapsed:.2f} episodes/s ({elapsed:.0f} s)")
-    print(f"  scoring latency     p50 {percentile(latencies, 0.5) * 1000:.0f} ms, p99 {percentile(latencies, 0.99) * 1000:.0f} ms (trace.timing.scoring)")
+    print(
+        f"  scoring latency     p50 {percentile(latencies, 0.5) * 1000:.0f} ms, p99 {percentile(latencies, 0.99) * 1000:.0f} ms (trace.timing.scoring)"
+    )
     print(f"  {killer.summary()}; scan-worker processes started after warm-up: {replacements}")
     print(f"  env-server workers killed: {len(env_kills)}")
     print(f"  lost {len(lost)}, errored {len(errored)}, reward or error codes changed {len(changed)} (of {len(tasks)})")
     for n in (lost + errored)[:5]:
         print(f"    episode {n}: {results[n]!r:.300}")
     for n in changed[:5]:
-        got = outcome(results[n].reward, [e["detail"] if e["code"] == "resource_exhausted" else e["code"] for e in results[n].info.get("redaction_errors", [])])
+        got = outcome(
+            results[n].reward,
+            [
+                e["detail"] if e["code"] == "resource_exhausted" else e["code"]
+                for e in results[n].info.get("redaction_errors", [])
+            ],
+        )
         print(f"    episode {n} ({replies[n][0]}): quiet {reference[n]}, served {got}")
     by_role: dict[str, list[float]] = {}
     for pid, peak in peaks.items():
@@ -381,10 +405,18 @@ def event_loop(tasks, replies, reference, args) -> None:
     killer.start()
     traces, elapsed = asyncio.run(main())
     killer.stop.set()
-    changed = [n for n, t in enumerate(traces) if outcome(t.reward, [e["code"] for e in t.info.get("redaction_errors", [])]) != reference[n]]
-    print(f"event loop: the same {len(tasks)} episodes scored by the taskset in this process, concurrency {args.concurrency}")
+    changed = [
+        n
+        for n, t in enumerate(traces)
+        if outcome(t.reward, [e["code"] for e in t.info.get("redaction_errors", [])]) != reference[n]
+    ]
+    print(
+        f"event loop: the same {len(tasks)} episodes scored by the taskset in this process, concurrency {args.concurrency}"
+    )
     print(f"  throughput          {len(tasks) / elapsed:.1f} episodes/s ({elapsed:.1f} s)")
-    print(f"  largest stall       {max(stalls) * 1000:.1f} ms (p99 {percentile(stalls, 0.99) * 1000:.1f} ms over {len(stalls)} ticks)")
+    print(
+        f"  largest stall       {max(stalls) * 1000:.1f} ms (p99 {percentile(stalls, 0.99) * 1000:.1f} ms over {len(stalls)} ticks)"
+    )
     print(f"  {killer.summary()}; lost 0 (every trace scored in place), reward or error codes changed: {len(changed)}")
     print(f"  peak RSS of this process {rss_mib(os.getpid(), 'VmHWM'):.0f} MiB")
 
@@ -427,7 +459,9 @@ def vfeval(tasks, replies, reference, args) -> None:
         reward = sum(r["score"] * r["weight"] for r in trace["rewards"].values())
         if outcome(reward, [e["code"] for e in trace["info"].get("redaction_errors", [])]) != reference[n]:
             changed.append(n)
-    print(f"vf-eval: {len(tasks)} train episodes, -c {args.concurrency}, subprocess runtime, exit status {run.returncode}")
+    print(
+        f"vf-eval: {len(tasks)} train episodes, -c {args.concurrency}, subprocess runtime, exit status {run.returncode}"
+    )
     print(f"  throughput          {len(tasks) / elapsed:.2f} episodes/s ({elapsed:.0f} s, vf-eval's start included)")
     print(f"  {killer.summary()}")
     print(f"  lost {len(lost)}, reward or error codes changed {len(changed)} (of {len(tasks)})")
@@ -454,7 +488,9 @@ def flips(args) -> None:
                 break
         if len(candidates) >= args.flip_tasks:
             break
-    print(f"flips: {len(candidates)} near-budget answers, each scored {args.flip_repeats} times, {args.burners} CPU burners")
+    print(
+        f"flips: {len(candidates)} near-budget answers, each scored {args.flip_repeats} times, {args.burners} CPU burners"
+    )
     rules = (("no recheck", {"budget_runs": 1}), ("one recheck on a fresh worker", {"budget_runs": 2, "rerun_fresh": True}),
              ("up to 3 runs, the fastest decides (default)", {}))  # fmt: skip
     for label, settings in rules:
@@ -476,10 +512,14 @@ def main() -> int:
     parser.add_argument("--episodes", type=int, default=1024)
     parser.add_argument("-c", "--concurrency", type=int, default=64)
     parser.add_argument("--workers", type=int, default=2, help="env-server workers (part 1)")
-    parser.add_argument("--kill-every", type=float, default=3.0, help="mean seconds between scan-worker kills (0: none)")
+    parser.add_argument(
+        "--kill-every", type=float, default=3.0, help="mean seconds between scan-worker kills (0: none)"
+    )
     parser.add_argument("--part", choices=("served", "loop", "vfeval", "flips", "both"), default="both")
     parser.add_argument("--burners", type=int, default=0, help="CPU-burning processes beside the run")
-    parser.add_argument("--kill-env-worker-at", type=float, help="served: SIGKILL one env-server worker this many seconds in")
+    parser.add_argument(
+        "--kill-env-worker-at", type=float, help="served: SIGKILL one env-server worker this many seconds in"
+    )
     parser.add_argument("--flip-tasks", type=int, default=12, help="flips: near-budget answers")
     parser.add_argument("--flip-repeats", type=int, default=6, help="flips: runs of each answer")
     args = parser.parse_args()
@@ -498,7 +538,9 @@ def run_parts(args) -> int:
     for task, (_, reply) in zip(tasks, replies, strict=True):
         result = score_reply(task, reply, scanner=scan)
         reference.append(outcome(result.reward, [e.code for e in result.errors]))
-    mix = ", ".join(f"{kind} {sum(1 for k, _ in replies if k == kind)}" for kind in ("realistic", "hostile", "malformed", "hungry"))
+    mix = ", ".join(
+        f"{kind} {sum(1 for k, _ in replies if k == kind)}" for kind in ("realistic", "hostile", "malformed", "hungry")
+    )
     print(f"reference: {len(tasks)} answers scored alone in {time.perf_counter() - started:.0f} s; mix {mix}")
     if args.part in ("loop", "both"):
         event_loop(tasks, replies, reference, args)

@@ -19,8 +19,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from redaction_pressure.redact.api import load_task, score_reply
 from redaction_pressure.corpus import DEFAULT_DIFFICULTY, DIFFICULTIES
+from redaction_pressure.redact.api import load_task, score_reply
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,9 +49,13 @@ def main(argv: list[str] | None = None) -> int:
         result = score_reply(task, path.read_text(encoding="utf-8"))
         rewards.append(result.reward)
         codes = sorted({error.code for error in result.errors})
-        print(f"{path.stem:>6} {result.reward:7.3f} {result.recall:7.3f} {result.precision:7.3f} {result.clean_gate:5.0f}  {' '.join(codes)}")
+        print(
+            f"{path.stem:>6} {result.reward:7.3f} {result.recall:7.3f} {result.precision:7.3f} {result.clean_gate:5.0f}  {' '.join(codes)}"
+        )
     perfect = sum(1 for reward in rewards if reward == 1.0)
-    print(f"mean {statistics.fmean(rewards):.3f} over {len(rewards)} {args.split} tasks at {args.difficulty}; {perfect} at 1.0")
+    print(
+        f"mean {statistics.fmean(rewards):.3f} over {len(rewards)} {args.split} tasks at {args.difficulty}; {perfect} at 1.0"
+    )
     return 0
 
 

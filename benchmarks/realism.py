@@ -93,7 +93,9 @@ def flagged_by(span: Span, ranges: list[tuple[int, int, str]]) -> set[str]:
     return {kind for start, end, kind in ranges if start < span.end and span.start < end}
 
 
-def scan_records(records: tuple[Located, ...], tmp: Path) -> tuple[list[tuple[Located, list[tuple[int, str, str]]]], float]:
+def scan_records(
+    records: tuple[Located, ...], tmp: Path
+) -> tuple[list[tuple[Located, list[tuple[int, str, str]]]], float]:
     """Write each record to its own directory under `tmp` and scan it; the reports and the scan seconds."""
     results = []
     elapsed = 0.0
@@ -174,7 +176,9 @@ def main() -> None:
             verdict = "met" if hit / count <= DECOY_TARGET else "MISSED"
             print(f"  {kind:<24}{count:>7}{hit / count:>9.1%}   {verdict:<8}  {_top(decoy_plugins[kind], hit)}")
     flagged_all = sum(h for _, h in decoys.values())
-    print(f"  {'all decoys':<24}{n_decoys:>7}{flagged_all / n_decoys:>9.1%}   (target: each kind <= {DECOY_TARGET:.0%})")
+    print(
+        f"  {'all decoys':<24}{n_decoys:>7}{flagged_all / n_decoys:>9.1%}   (target: each kind <= {DECOY_TARGET:.0%})"
+    )
     print()
     worst = sorted((s for s in slots if slots[s][1]), key=lambda s: (-slots[s][1] / slots[s][0], -slots[s][0]))
     if worst:

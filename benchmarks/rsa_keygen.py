@@ -63,7 +63,9 @@ def rsa_pem(seed: int, bits: int = 2048) -> bytes:
         p, q, d, rsa.rsa_crt_dmp1(d, p), rsa.rsa_crt_dmq1(d, q), rsa.rsa_crt_iqmp(p, q), rsa.RSAPublicNumbers(e, p * q)
     )
     key = numbers.private_key()
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption())
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+    )
 
 
 def timed(make, count: int) -> list[float]:
@@ -82,10 +84,14 @@ def main() -> int:
     figures = {
         "RSA-2048, seeded prime search": timed(rsa_pem, args.keys),
         "EC P-256 SEC1 (corpus)": timed(lambda s: keys.private_key_pem(Draw.derived(s, "bench"), "ec_sec1"), args.keys),
-        "Ed25519 OpenSSH (corpus)": timed(lambda s: keys.private_key_pem(Draw.derived(s, "bench"), "ed25519_openssh"), args.keys),
+        "Ed25519 OpenSSH (corpus)": timed(
+            lambda s: keys.private_key_pem(Draw.derived(s, "bench"), "ed25519_openssh"), args.keys
+        ),
     }
     for name, times in figures.items():
-        print(f"{name:32s} median {statistics.median(times) * 1000:8.2f} ms   max {max(times) * 1000:8.2f} ms   ({len(times)} keys)")
+        print(
+            f"{name:32s} median {statistics.median(times) * 1000:8.2f} ms   max {max(times) * 1000:8.2f} ms   ({len(times)} keys)"
+        )
     return 0
 
 

@@ -53,10 +53,7 @@ def _secret() -> bytes:
             f"(at least {MIN_SECRET_CHARS} characters); it is not set"
         )
     if len(value) < MIN_SECRET_CHARS:
-        raise SplitError(
-            f"{PRIVATE_ENV} has {len(value)} characters; private_eval needs at least "
-            f"{MIN_SECRET_CHARS}"
-        )
+        raise SplitError(f"{PRIVATE_ENV} has {len(value)} characters; private_eval needs at least {MIN_SECRET_CHARS}")
     # The environment is bytes: a value that is not UTF-8 reached us surrogate-escaped, and
     # os.fsencode gives back exactly those bytes (never an error that quotes a character).
     return os.fsencode(value)

@@ -95,7 +95,10 @@ def gzip_members_bomb() -> bytes:
 def zip_bomb() -> bytes:
     """A zip whose one member inflates to 512 MiB."""
     buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as archive, archive.open("zeros.bin", "w", force_zip64=True) as f:
+    with (
+        zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as archive,
+        archive.open("zeros.bin", "w", force_zip64=True) as f,
+    ):
         chunk = b"\0" * MIB
         for _ in range(512):
             f.write(chunk)

@@ -61,7 +61,9 @@ class Exhausting:
     """The smaller of (per-call cap / slowest call) and (least total / episode budget)."""
 
 
-def exhausting_rule(tasks_texts: Sequence[Sequence[str]], budget: Budget = DEFAULT_BUDGET, copies: int = 24) -> Exhausting:
+def exhausting_rule(
+    tasks_texts: Sequence[Sequence[str]], budget: Budget = DEFAULT_BUDGET, copies: int = 24
+) -> Exhausting:
     """The linear pattern whose `copies` copies exhaust `budget.episode` on every task while no single
     call comes near `budget.call`, by the widest margin on both sides this machine gives.
 

@@ -608,7 +608,9 @@ def _parse_shell(record: Record) -> list[str]:
             and (span.start == start or re.fullmatch(r"[\w.-]+:", record.text[start : span.start]))
             for start, end, how in regions
         ):
-            problems.append(f"{span.kind} {excerpt(record.value(span))!r} is not exactly a single-quoted word or a quoted heredoc ({span.slot})")
+            problems.append(
+                f"{span.kind} {excerpt(record.value(span))!r} is not exactly a single-quoted word or a quoted heredoc ({span.slot})"
+            )
     return problems
 
 
@@ -626,7 +628,9 @@ def _parse_sql(record: Record) -> list[str]:
         if (span.start, span.end) not in literals:
             problems.append(f"{span.kind} {value!r} is not exactly a single-quoted literal's content ({span.slot})")
         elif not _PASSWORD_CLAUSE.search(record.text[: span.start - 1]):
-            problems.append(f"{span.kind} {value!r} is a literal outside a PASSWORD / IDENTIFIED BY clause ({span.slot})")
+            problems.append(
+                f"{span.kind} {value!r} is a literal outside a PASSWORD / IDENTIFIED BY clause ({span.slot})"
+            )
     return problems
 
 
@@ -768,7 +772,11 @@ _KNOWN_PREFIXES = sorted(
 _HOUSE_PREFIX = re.compile(r"[A-Za-z]{2,8}[-_.](?:[A-Za-z]{2,6}[-_.])?")
 """A vendor-style prefix: a short word and a separator, maybe twice (`zorv_live_`, `ZORV-SEC-`)."""
 FIXTURE_BITS = 2.5
-_SEQUENCES = ("0123456789abcdefghijklmnopqrstuvwxyz", "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_SEQUENCES = (
+    "0123456789abcdefghijklmnopqrstuvwxyz",
+    "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+    "abcdefghijklmnopqrstuvwxyz",
+)
 
 
 def fixture_body(value: str) -> str:
@@ -854,7 +862,11 @@ def _public_key(value: str, line: str, convention: Convention = Convention(), co
         return True
     words = key_words(key_before(value, line))
     pairs = set(itertools.pairwise(words))
-    return words == ["pk"] or bool(pairs & _PUBLIC_IDS) or any(a in _PUBLIC_WORDS and b in ("key", "id", "token") for a, b in pairs)
+    return (
+        words == ["pk"]
+        or bool(pairs & _PUBLIC_IDS)
+        or any(a in _PUBLIC_WORDS and b in ("key", "id", "token") for a, b in pairs)
+    )
 
 
 DECOY_RULES: dict[str, Callable[[str, str], bool]] = {
@@ -867,7 +879,8 @@ DECOY_RULES: dict[str, Callable[[str, str], bool]] = {
     # 40 lower-case hex on a line that names a commit, checkout, ref, sha, revision or an
     # action pin (`uses: x@sha`).
     "commit_sha": lambda value, line: bool(
-        re.fullmatch(r"[0-9a-f]{40}", value) and _COMMIT_WORDS.search(line[max(0, line.find(value) - 40) : line.find(value)])
+        re.fullmatch(r"[0-9a-f]{40}", value)
+        and _COMMIT_WORDS.search(line[max(0, line.find(value) - 40) : line.find(value)])
     ),
     "uuid": lambda value, line: bool(_UUID4.fullmatch(value)),
     # A digest by its self-describing shape (sha256:, sha384-, SHA256:, SCRAM-SHA-256$,
@@ -893,7 +906,9 @@ DECOY_RULES: dict[str, Callable[[str, str], bool]] = {
 }
 
 
-def recognisably_not_secret(kind: str, value: str, line: str, convention: Convention = Convention(), context: str = "") -> bool:
+def recognisably_not_secret(
+    kind: str, value: str, line: str, convention: Convention = Convention(), context: str = ""
+) -> bool:
     """Whether a value of decoy `kind` on `line` is recognisably not a secret, by that kind's rule.
 
     `line` is the full text line(s) holding the value. Unknown kinds (secret kinds) are

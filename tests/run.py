@@ -80,7 +80,13 @@ def heaviest_first(names: list[str]) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help="test modules to run (default: every tests/test_*.py)")
-    parser.add_argument("-j", "--jobs", type=int, default=JOBS, help=f"modules run at once, each in its own process (default {JOBS}: the cores plus one)")
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=JOBS,
+        help=f"modules run at once, each in its own process (default {JOBS}: the cores plus one)",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -111,7 +117,9 @@ class Progress:
     def module_done(self, line: str) -> str:
         name, wall, cpu, tests = line.split()
         self.done.append((name, float(wall), float(cpu), int(tests)))
-        return f"== {len(self.done)}/{self.total} modules done, {self.elapsed()} elapsed ({name}: {float(wall):.0f} s)\n"
+        return (
+            f"== {len(self.done)}/{self.total} modules done, {self.elapsed()} elapsed ({name}: {float(wall):.0f} s)\n"
+        )
 
     def elapsed(self) -> str:
         minutes, seconds = divmod(int(time.monotonic() - self.started), 60)
@@ -208,9 +216,14 @@ def run_modules(names: list[str]) -> int:
     failed: list[tuple[unittest.TestCase, str]] = []
     for name in names:  # one run per module, so the runner hears when each ends
         started, cpu_started = time.monotonic(), cpu_seconds()
-        result = unittest.TextTestRunner(verbosity=2, resultclass=Timed).run(unittest.defaultTestLoader.loadTestsFromName(name))
+        result = unittest.TextTestRunner(verbosity=2, resultclass=Timed).run(
+            unittest.defaultTestLoader.loadTestsFromName(name)
+        )
         failed += result.failures + result.errors
-        print(f"{MODULE_MARK}{name} {time.monotonic() - started:.1f} {cpu_seconds() - cpu_started:.1f} {result.testsRun}", flush=True)
+        print(
+            f"{MODULE_MARK}{name} {time.monotonic() - started:.1f} {cpu_seconds() - cpu_started:.1f} {result.testsRun}",
+            flush=True,
+        )
     slowest = sorted(spent.items(), key=lambda item: -item[1])[:SLOWEST]
     print("slowest classes: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in slowest), flush=True)
     for test, trace in failed:

@@ -23,8 +23,8 @@ from cases import (
 from redaction_pressure import load_task as root_load_task
 from redaction_pressure.redact import policies
 from redaction_pressure.redact.api import Prompt, RedactionTask, load_task, score_reply
-from redaction_pressure.redact.scanner import scan
 from redaction_pressure.redact.rules import ERROR_CODES, Rule
+from redaction_pressure.redact.scanner import scan
 
 
 class TestLoadTask(unittest.TestCase):
@@ -60,7 +60,12 @@ class TestLoadTask(unittest.TestCase):
         self.assertEqual(len({t.prompt.system for t in tasks}), 1)
         for task in tasks:
             # The framing, not the records (a PEM block says PRIVATE KEY, a fixture may say test).
-            framing = re.sub(r"<record [^>]*>\n.*?\n</record>\n(?:Secrets in record \d+ .*?:\n(?:- .*\n)*)?", "", task.prompt.user, flags=re.S)
+            framing = re.sub(
+                r"<record [^>]*>\n.*?\n</record>\n(?:Secrets in record \d+ .*?:\n(?:- .*\n)*)?",
+                "",
+                task.prompt.user,
+                flags=re.S,
+            )
             self.assertIn("Here are the first 8 records", framing)
             self.assertNotIn("<record", framing)
             self.assertNotRegex(framing + task.prompt.system, r"(?i)\b(exam|private|held[- ]out|test set)\b")
@@ -170,8 +175,13 @@ class TestErrors(unittest.TestCase):
 
     def test_hostile_answers_score_zero_with_their_code(self):
         """Hostile rules over a task whose hidden text invites backtracking score 0 with their code."""
-        hidden = (synthetic_record("a" * 5000 + "b", secrets=[(0, 12)]), synthetic_record("x" + "a" * 3000, secrets=[(1, 20)]))
-        task = RedactionTask(split="dev", index=0, prompt=Prompt(system="", user=""), shown=(), hidden=hidden, identity={})
+        hidden = (
+            synthetic_record("a" * 5000 + "b", secrets=[(0, 12)]),
+            synthetic_record("x" + "a" * 3000, secrets=[(1, 20)]),
+        )
+        task = RedactionTask(
+            split="dev", index=0, prompt=Prompt(system="", user=""), shown=(), hidden=hidden, identity={}
+        )
         for pattern, _, code in HOSTILE:
             with self.subTest(pattern):
                 start = time.perf_counter()
@@ -270,7 +280,10 @@ class TestLoadIndependence(unittest.TestCase):
             self.assertEqual(result.model_dump(exclude={"metrics"}), quiet.model_dump(exclude={"metrics"}))
         self.assertEqual(pool.served - served, 3, "the default score_reply should score in the shared pool")
         codes = [e.code for e in here.errors] or ["no error, reward 1.0"]
-        print(f"\n  matched in this process beside the busy thread, the same answer ended with: {', '.join(codes)}", end=" ")
+        print(
+            f"\n  matched in this process beside the busy thread, the same answer ended with: {', '.join(codes)}",
+            end=" ",
+        )
 
 
 EDGE_REPLIES = [

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import unittest
 
+from redaction_pressure.audit import agent as audit_agent
 from redaction_pressure.audit import splits
 from redaction_pressure.audit.local import LocalWorkspace
 from redaction_pressure.audit.prompt import prompt
 from redaction_pressure.audit.scenarios import SCENARIOS
-from redaction_pressure.audit import agent as audit_agent
 
 FIRST_OF_EACH = range(len(SCENARIOS))
 """dev tasks 0-12: one seed of every scenario."""
@@ -96,7 +96,9 @@ class TestBaseline(unittest.TestCase):
                 self.assertGreater(episode.total, 0.0)
         mean = sum(e.total for _, e in self.episodes.values()) / len(self.episodes)
         self.assertLessEqual(mean, 0.60)
-        self.assertTrue(any(e.facts["probes"]["passed"] < e.facts["probes"]["total"] for _, e in self.episodes.values()))
+        self.assertTrue(
+            any(e.facts["probes"]["passed"] < e.facts["probes"]["total"] for _, e in self.episodes.values())
+        )
 
     def test_it_rewrites_history_that_holds_a_secret(self):
         """On the history scenarios no secret it found is left in history."""
@@ -104,7 +106,9 @@ class TestBaseline(unittest.TestCase):
             plan, episode = self.episodes[scenario]
             with self.subTest(scenario=scenario):
                 self.assertNotEqual(episode.facts["history"], "missing")
-                self.assertFalse([s for s, where in episode.facts["left"].items() if where.get("history")], episode.facts["left"])
+                self.assertFalse(
+                    [s for s, where in episode.facts["left"].items() if where.get("history")], episode.facts["left"]
+                )
 
     def test_it_sees_only_the_prompt_and_its_tool_results(self):
         """The first decision is the same dump whatever the task; later ones follow the dump, not the plan."""

@@ -55,6 +55,7 @@ def chosen(name: str, plans: list[RepoPlan]) -> list[RepoPlan]:
     picks = sorted({(offset + k * len(plans) // PER_ATTACK) % len(plans) for k in range(PER_ATTACK)})
     return [plans[i] for i in picks]
 
+
 EXCLUSIVE = {"pth_in_site_packages", "sitecustomize", "fake_git_on_path", "stdlib_module_edited"}
 """Attacks that write into the shared interpreter or PATH: played one at a time."""
 
@@ -186,6 +187,7 @@ def family_tests(family: str):
     def decorate(cls):
         cls.FAMILY = family
         for attack in (a for a in ATTACKS if a.family == family):
+
             def test(self, name=attack.name):
                 self.check(name)
 
@@ -281,7 +283,11 @@ class TestReversibleRewrites(unittest.TestCase):
 
         def commands(plan):
             files = [attacks.encoded_file(plan, name) for name in ENCODINGS]
-            return [attacks.back_to_root(attacks.tree_fix(plan)) + "\n" + "\n".join(attacks.write(f"repo/{p}", t) for p, t in files)]
+            return [
+                attacks.back_to_root(attacks.tree_fix(plan))
+                + "\n"
+                + "\n".join(attacks.write(f"repo/{p}", t) for p, t in files)
+            ]
 
         cls.results = play_all([("encodings", plan, commands(plan), False) for plan in cls.plans])
         for name in ENCODINGS:
@@ -311,6 +317,7 @@ class TestReversibleRewrites(unittest.TestCase):
 
 
 for _name, (_path, _claim, _) in ENCODINGS.items():
+
     def _test(self, name=_name):
         self.check(name)
 
@@ -341,7 +348,10 @@ class TestHonestVariants(unittest.TestCase):
                 self.assertEqual(outcome.status, "scored", outcome.status)
                 self.assertAlmostEqual(outcome.total, variant.expected(plan), places=9, msg=_why(outcome))
                 if variant.flagged:
-                    self.assertTrue(any(variant.flagged in d for d in outcome.facts.get("diagnostics", [])), outcome.facts.get("diagnostics"))
+                    self.assertTrue(
+                        any(variant.flagged in d for d in outcome.facts.get("diagnostics", [])),
+                        outcome.facts.get("diagnostics"),
+                    )
 
 
 for _variant in HONEST:
@@ -385,7 +395,9 @@ def table(before: str, after: str) -> str:
             if missing:
                 cell += f" ({missing} not run)"
             cells.append(cell or "-")
-        lines.append(f"| {name} | {family} | {len(scenarios)} | {', '.join(f'{w:.3f}' for w in want)} | {cells[0]} | {cells[1]} |")
+        lines.append(
+            f"| {name} | {family} | {len(scenarios)} | {', '.join(f'{w:.3f}' for w in want)} | {cells[0]} | {cells[1]} |"
+        )
     return "\n".join(lines)
 
 

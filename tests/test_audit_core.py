@@ -91,16 +91,44 @@ class TestGaming(unittest.TestCase):
         rule instead: `history` is `rewritten` with no original commit kept, and health is 0."""
         cases = [
             ("delete .git", "legacy_audit", "TREE_FIX\ncd .. && rm -rf repo/.git", {"s1"}, 1.0),
-            ("git init anew", "legacy_audit", "TREE_FIX\ncd .. && rm -rf repo/.git && cd repo && git init -q && git add -A && git -c user.name=a -c user.email=a@b commit -qm new", set(), 0.0),
-            ("amend, reflog kept", "git_basics", "TREE_FIX\ngit commit -q --amend -m again", {s.id for s in build("git_basics", 11).history_secrets}, 1.0),
-            ("secret moved to base64", "cloud_provisioning", f"cd repo && python3 -c \"import base64,re;t=open('{SECRET_FILE}').read();open('notes.txt','w').write(base64.b64encode(('x'+t).encode()).decode())\" && cd .. && TREE_FIX", IN_SECRET_FILE, 1.0),
-            ("tests replaced, sources gone", "cloud_provisioning", f"cd repo && rm {' '.join(SECRET_FILES)} && for t in tests/test_*.py; do printf 'def test_ok():\\n    pass\\n' > $t; done", set(), 0.0),
+            (
+                "git init anew",
+                "legacy_audit",
+                "TREE_FIX\ncd .. && rm -rf repo/.git && cd repo && git init -q && git add -A && git -c user.name=a -c user.email=a@b commit -qm new",
+                set(),
+                0.0,
+            ),
+            (
+                "amend, reflog kept",
+                "git_basics",
+                "TREE_FIX\ngit commit -q --amend -m again",
+                {s.id for s in build("git_basics", 11).history_secrets},
+                1.0,
+            ),
+            (
+                "secret moved to base64",
+                "cloud_provisioning",
+                f"cd repo && python3 -c \"import base64,re;t=open('{SECRET_FILE}').read();open('notes.txt','w').write(base64.b64encode(('x'+t).encode()).decode())\" && cd .. && TREE_FIX",
+                IN_SECRET_FILE,
+                1.0,
+            ),
+            (
+                "tests replaced, sources gone",
+                "cloud_provisioning",
+                f"cd repo && rm {' '.join(SECRET_FILES)} && for t in tests/test_*.py; do printf 'def test_ok():\\n    pass\\n' > $t; done",
+                set(),
+                0.0,
+            ),
         ]
         for name, scenario, command, left, health in cases:
             with self.subTest(name):
                 facts = self.play(scenario, command)
                 self.assertEqual(set(facts["left"]), left)
-                self.assertEqual(facts["health"], health, {k: facts.get(k) for k in ("tests", "history", "history_reason", "history_kept")})
+                self.assertEqual(
+                    facts["health"],
+                    health,
+                    {k: facts.get(k) for k in ("tests", "history", "history_reason", "history_kept")},
+                )
                 if name == "git init anew":
                     self.assertEqual((facts["history"], facts["history_kept"]), ("rewritten", 0.0))
 
@@ -129,7 +157,9 @@ class TestLeakScan(unittest.TestCase):
             "HEX": value.hex().upper().encode(),
             "base32": base64.b32encode(b"xy" + value),
             "url, every character": "".join(f"%{b:02X}" for b in value).encode(),
-            "url, some characters": quote(text[:5], safe="").encode() + "".join(f"%{b:02x}" for b in value[5:9]).encode() + value[9:],
+            "url, some characters": quote(text[:5], safe="").encode()
+            + "".join(f"%{b:02x}" for b in value[5:9]).encode()
+            + value[9:],
             "\\u escapes": "".join(f"\\u{ord(c):04x}" for c in text).encode(),
             "\\x escapes": "".join(f"\\x{ord(c):02x}" for c in text).encode(),
             "zlib then base64": base64.b64encode(zlib.compress(value)),
@@ -148,7 +178,11 @@ class TestLeakScan(unittest.TestCase):
 
     def test_other_values_are_not_leaks(self):
         """A 15-character fragment, another value or the repository's own text is not found."""
-        for text in (self.SECRET.value[:15].encode(), b"Zk3-pQ9_wr7Tn2Lm8Vb5", base64.b64encode(b"something else entirely")):
+        for text in (
+            self.SECRET.value[:15].encode(),
+            b"Zk3-pQ9_wr7Tn2Lm8Vb5",
+            base64.b64encode(b"something else entirely"),
+        ):
             with self.subTest(text=text):
                 self.assertFalse(self.found(text))
 
@@ -157,7 +191,9 @@ class TestLeakScan(unittest.TestCase):
         for index in range(splits.DEV_SIZE):
             plan = splits.plan_for("dev", index)
             with self.subTest(task=index, scenario=plan.scenario):
-                every = {f"{i}/{p}": t.encode() for i in range(1, len(plan.commits) + 1) for p, t in plan.tree(i).items()}
+                every = {
+                    f"{i}/{p}": t.encode() for i in range(1, len(plan.commits) + 1) for p, t in plan.tree(i).items()
+                }
                 before = leakscan.scan(plan, leakscan.Snapshot(every))
                 self.assertEqual(set(before), {s.id for s in plan.secrets})
                 after = leakscan.scan(plan, leakscan.Snapshot({p: t.encode() for p, t in plan.fixed_tree().items()}))
@@ -196,7 +232,9 @@ class TestGrading(unittest.TestCase):
         plan = build(scenario, 11)
         with LocalWorkspace(plan) as ws:
             fix = programs.oracle_script(plan)
-            result = ws.bash(command.replace("ORACLE", fix).replace("TREE_FIX", programs.oracle_script(plan, history=False)))
+            result = ws.bash(
+                command.replace("ORACLE", fix).replace("TREE_FIX", programs.oracle_script(plan, history=False))
+            )
             self.assertEqual(result.returncode, 0, result.stderr)
             facts = ws.facts(steps=1)
             facts["total"] = score_facts(facts, plan.budget).total
@@ -206,18 +244,59 @@ class TestGrading(unittest.TestCase):
         """Stale bytecode costs nothing; a FIFO is a score; a json.py shadows nothing; replace refs and symlinks out are caught."""
         bytecode = "cd repo && python -c 'import compileall; compileall.compile_dir(\".\", quiet=1)' && mkdir -p app/__pycache__ && cp config.py app/__pycache__/x.cpython-311.pyc; cd .. && ORACLE"
         cases = [
-            ("stale bytecode after the fix", "cloud_provisioning", bytecode, lambda f: f["total"] == 1.0 and not f["left"]),
-            ("a FIFO in the tree", "cloud_provisioning", "ORACLE\nmkfifo pipe", lambda f: f["total"] == 1.0 and ["pipe", "special"] in f["skipped"]),
+            (
+                "stale bytecode after the fix",
+                "cloud_provisioning",
+                bytecode,
+                lambda f: f["total"] == 1.0 and not f["left"],
+            ),
+            (
+                "a FIFO in the tree",
+                "cloud_provisioning",
+                "ORACLE\nmkfifo pipe",
+                lambda f: f["total"] == 1.0 and ["pipe", "special"] in f["skipped"],
+            ),
             # The root comes last on the graded run's sys.path: a json.py beside the sources shadows
             # nothing, so it costs nothing; the static check still names it for the reader.
-            ("json.py next to the sources", "cloud_provisioning", "ORACLE\nprintf 'import atexit\\n' > json.py", lambda f: f["total"] == 1.0 and f["diagnostics"]),
-            ("secret file behind a symlink out of the tree, history kept", "git_basics", "cd repo && mv .env ../kept && ln -s ../kept .env && cd .. && TREE_FIX", lambda f: set(f["left"]) == {"s1", "s2"}),
-            ("history under git replace", "legacy_audit", "TREE_FIX\ngit replace --graft HEAD", lambda f: "s1" in f["left"]),
+            (
+                "json.py next to the sources",
+                "cloud_provisioning",
+                "ORACLE\nprintf 'import atexit\\n' > json.py",
+                lambda f: f["total"] == 1.0 and f["diagnostics"],
+            ),
+            (
+                "secret file behind a symlink out of the tree, history kept",
+                "git_basics",
+                "cd repo && mv .env ../kept && ln -s ../kept .env && cd .. && TREE_FIX",
+                lambda f: set(f["left"]) == {"s1", "s2"},
+            ),
+            (
+                "history under git replace",
+                "legacy_audit",
+                "TREE_FIX\ngit replace --graft HEAD",
+                lambda f: "s1" in f["left"],
+            ),
         ]
         for name, scenario, command, check in cases:
             with self.subTest(name):
                 facts = self.play(scenario, command)
-                self.assertTrue(check(facts), {k: facts.get(k) for k in ("left", "tests", "tampering", "diagnostics", "skipped", "history", "probes", "total", "reason")})
+                self.assertTrue(
+                    check(facts),
+                    {
+                        k: facts.get(k)
+                        for k in (
+                            "left",
+                            "tests",
+                            "tampering",
+                            "diagnostics",
+                            "skipped",
+                            "history",
+                            "probes",
+                            "total",
+                            "reason",
+                        )
+                    },
+                )
 
     def test_kept_bytecode_is_setup_s_own_and_the_agent_s_copy_is_never_read(self):
         """Setup compiles once per toolchain and writes those very files for the next episode; bytecode the agent plants in their place, headers valid, is not run."""
@@ -259,7 +338,13 @@ class TestGrading(unittest.TestCase):
 
         class Counting(LocalRuntime):
             async def run(self, argv, env):
-                ran.append("compile" if programs.PRECOMPILE in argv else "unpack" if programs.UNPACK_BYTECODE in argv else "other")
+                ran.append(
+                    "compile"
+                    if programs.PRECOMPILE in argv
+                    else "unpack"
+                    if programs.UNPACK_BYTECODE in argv
+                    else "other"
+                )
                 return await super().run(argv, env)
 
         async def together(runtimes):
@@ -344,7 +429,10 @@ class TestBombs(unittest.TestCase):
     def test_every_bomb_is_oversized_with_every_secret_left(self):
         """Planted after the gold fix, in the object store and in the working tree: oversized, total 0."""
         places = {
-            "delta_chain_pack": [("legacy_audit", ".git/objects/pack/pack-bomb.pack"), ("cloud_provisioning", "assets/data.pack")],
+            "delta_chain_pack": [
+                ("legacy_audit", ".git/objects/pack/pack-bomb.pack"),
+                ("cloud_provisioning", "assets/data.pack"),
+            ],
             "loose_object": [("legacy_audit", ".git/objects/ab/" + "c" * 38)],
             "gzip_second_member": [("database_layer", "logs/notes.gz")],
             "zip_member": [("database_layer", "assets/backup.zip")],
@@ -365,7 +453,11 @@ class TestBombs(unittest.TestCase):
                         self.assertEqual(facts["history"], "corrupt", facts.get("reason"))
                         self.assertIn("s1", facts["left"])
                         continue
-                    self.assertEqual((facts["history"], set(facts["left"])), ("oversized", {s.id for s in plan.secrets}), facts.get("reason"))
+                    self.assertEqual(
+                        (facts["history"], set(facts["left"])),
+                        ("oversized", {s.id for s in plan.secrets}),
+                        facts.get("reason"),
+                    )
                     self.assertEqual(score_facts(facts, plan.budget).total, 0.0)
 
 
@@ -449,9 +541,15 @@ class TestSplits(unittest.TestCase):
 
 class TestRuntimeRequirements(unittest.TestCase):
     def probe(self, path: str) -> list[str]:
-        result = subprocess.run(["/bin/sh", "-c", programs.PROBE], env={"PATH": path}, capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            ["/bin/sh", "-c", programs.PROBE], env={"PATH": path}, capture_output=True, text=True, timeout=60
+        )
         info, git, filter_repo = grading.parse_probe(result.stdout)
-        return [name for name, ok in (("python with pytest", info), ("git", git), ("git-filter-repo", filter_repo)) if not ok]
+        return [
+            name
+            for name, ok in (("python with pytest", info), ("git", git), ("git-filter-repo", filter_repo))
+            if not ok
+        ]
 
     def test_the_probe_names_exactly_what_the_runtime_lacks(self):
         """With the venv and git on PATH nothing is missing; with an empty PATH git, git-filter-repo and pytest are named."""

@@ -41,7 +41,9 @@ def digest_in_subprocess(hash_seed: str) -> str:
         "print(h.hexdigest())\n"
     )
     env = dict(os.environ, PYTHONHASHSEED=hash_seed)
-    return subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", program], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 class TestDeterminism(unittest.TestCase):
@@ -63,7 +65,9 @@ class TestPinned(unittest.TestCase):
         here = hashlib.sha256()
         for i in range(104):
             here.update(json.dumps(plan_to_json(TRAIN[i]), sort_keys=True).encode())
-        self.assertEqual((AUDIT_VERSION, here.hexdigest()), ("3", "7e988d8f6d922a29d75fd5c3c4210d6cc0993ab1ea3d85c94a92d748dbea595a"))
+        self.assertEqual(
+            (AUDIT_VERSION, here.hexdigest()), ("3", "7e988d8f6d922a29d75fd5c3c4210d6cc0993ab1ea3d85c94a92d748dbea595a")
+        )
 
 
 class TestDiversity(unittest.TestCase):
@@ -81,14 +85,19 @@ class TestDiversity(unittest.TestCase):
         a = 'API_KEY = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"\n# 0879e809-2f3b-42f2-9b49-eeccdc110c2e\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n'
         b = 'TOKEN = "xoxb-1234-5678-abcdefghijkl"\n# 46bf3081-fcdd-4687-9319-da8d6376d632\nMC4CAQAwBQYDK2VwBCIEIPq0rZ9x8y7w\n'
         self.assertEqual(diversity.abstract(a), diversity.abstract(b))
-        self.assertNotEqual(diversity.abstract(a), diversity.abstract('def settings():\n    return {"api_key": "sk_live_x"}\n'))
+        self.assertNotEqual(
+            diversity.abstract(a), diversity.abstract('def settings():\n    return {"api_key": "sk_live_x"}\n')
+        )
 
     def test_levels_grow_by_structure(self):
         """Files, secrets and commits rise with the level; every repository has 4 to 25 files and 1 to 6 secrets."""
         means = {}
         for level in ("easy", "medium", "hard"):
             plans = [p for p in TRAIN if p.difficulty == level]
-            means[level] = [sum(f(p) for p in plans) / len(plans) for f in (lambda p: len(p.tree()), lambda p: len(p.secrets), lambda p: len(p.commits))]
+            means[level] = [
+                sum(f(p) for p in plans) / len(plans)
+                for f in (lambda p: len(p.tree()), lambda p: len(p.secrets), lambda p: len(p.commits))
+            ]
         for i in range(3):
             self.assertLess(means["easy"][i], means["medium"][i])
             self.assertLess(means["medium"][i], means["hard"][i])

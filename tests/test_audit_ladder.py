@@ -97,11 +97,15 @@ class TestCli(unittest.TestCase):
                      "--policy", "memoriser", "--policy", "inaction", "--json")  # fmt: skip
         self.assertEqual(result.returncode, 0, result.stderr)
         data = json.loads(result.stdout)
-        self.assertEqual((data["taskset"], data["split"], data["tasks"], data["indices"]), ("secrets-audit", "dev", 2, [0, 2]))
+        self.assertEqual(
+            (data["taskset"], data["split"], data["tasks"], data["indices"]), ("secrets-audit", "dev", 2, [0, 2])
+        )
         self.assertEqual(data["split_commitment"], splits.commitment("dev"))
         self.assertEqual([row["policy"] for row in data["ladder"]], ["oracle", "memoriser", "inaction"])
         for row in data["ladder"]:
-            self.assertEqual(set(row), {"policy", "description", "tasks", "total", "detection", "health", "scenarios", "note"})
+            self.assertEqual(
+                set(row), {"policy", "description", "tasks", "total", "detection", "health", "scenarios", "note"}
+            )
             self.assertEqual(row["tasks"], 2)
             self.assertEqual(set(row["scenarios"]), {splits.scenario_for(0), splits.scenario_for(1)})
         totals = {row["policy"]: row["total"] for row in data["ladder"]}

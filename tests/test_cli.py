@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).parent / "redaction-pressure"
 
 
-def run(*args: str, stdin: str | None = None, env: dict | None = None, module: bool = True) -> subprocess.CompletedProcess:
+def run(
+    *args: str, stdin: str | None = None, env: dict | None = None, module: bool = True
+) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "redaction_pressure"] if module else [str(SCRIPT)]
     environment = {k: v for k, v in os.environ.items() if k != PRIVATE_ENV}
     environment.update(env or {})
@@ -132,7 +134,9 @@ class TestBaselinesCommand(unittest.TestCase):
 
     def test_ladder_runs_at_a_difficulty_level(self):
         """baselines --difficulty hard scores the hard level's tasks under its own identity and commitment."""
-        result = run("baselines", "--split", "dev", "--size", "2", "--difficulty", "hard", "--policy", "oracle", "--json")
+        result = run(
+            "baselines", "--split", "dev", "--size", "2", "--difficulty", "hard", "--policy", "oracle", "--json"
+        )
         self.assertEqual(result.returncode, 0, result.stderr)
         data = json.loads(result.stdout)
         self.assertEqual(data["environment"]["corpus_version"], "5-hard")
@@ -304,7 +308,10 @@ class TestServePolicy(unittest.TestCase):
             task = load_task("dev", index)
             with self.subTest(task=index):
                 self.assertEqual(PROMPT_POLICIES["copy"](task.prompt.user), policies.copy_rules(task.shown))
-                self.assertEqual(answer({"messages": [{"role": "user", "content": task.prompt.user}]}), policies.reply(policies.copy_rules(task.shown)))
+                self.assertEqual(
+                    answer({"messages": [{"role": "user", "content": task.prompt.user}]}),
+                    policies.reply(policies.copy_rules(task.shown)),
+                )
 
     def test_serves_the_policy_streaming_and_plain_and_stops_on_sigterm(self):
         import signal
@@ -319,7 +326,10 @@ class TestServePolicy(unittest.TestCase):
         )  # fmt: skip
         try:
             line = server.stdout.readline()
-            self.assertTrue(line.startswith("serving induction at http://127.0.0.1:"), line + server.stderr.read() if not line else line)
+            self.assertTrue(
+                line.startswith("serving induction at http://127.0.0.1:"),
+                line + server.stderr.read() if not line else line,
+            )
             url = line.split()[-1]
             models = json.loads(urllib.request.urlopen(url + "/models", timeout=30).read())
             self.assertEqual([m["id"] for m in models["data"]], ["induction"])
@@ -328,7 +338,9 @@ class TestServePolicy(unittest.TestCase):
             for stream in (False, True):
                 body = {"model": "induction", "stream": stream, "messages": [
                     {"role": "system", "content": task.prompt.system}, {"role": "user", "content": task.prompt.user}]}  # fmt: skip
-                request = urllib.request.Request(url + "/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"})
+                request = urllib.request.Request(
+                    url + "/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+                )
                 raw = urllib.request.urlopen(request, timeout=60).read().decode()
                 if stream:
                     events = [json.loads(e[6:]) for e in raw.split("\n\n") if e.startswith("data: {")]
@@ -362,7 +374,10 @@ class TestShowAuditTask(unittest.TestCase):
         result = run("show", "--taskset", "secrets-audit", "dev", "7", "--json", module=False)
         self.assertEqual(result.returncode, 0, result.stderr)
         shown = json.loads(result.stdout)
-        self.assertEqual((shown["scenario"], shown["prompt"], shown["system_prompt"]), (plan.scenario, prompt(plan).user, prompt(plan).system))
+        self.assertEqual(
+            (shown["scenario"], shown["prompt"], shown["system_prompt"]),
+            (plan.scenario, prompt(plan).user, prompt(plan).system),
+        )
         self.assertEqual(shown["files"], plan.tree())
         self.assertEqual([c["message"] for c in shown["history"]], [c.message for c in plan.commits])
         self.assertEqual([(r["name"], r["commits"]) for r in shown["refs"]], list(plan.refs))
@@ -397,7 +412,7 @@ class TestHelpExamples(unittest.TestCase):
         for name, sub in commands.items():
             with self.subTest(command=name):
                 text = sub.format_help()
-                block = text[text.rindex("examples:"):].splitlines()
+                block = text[text.rindex("examples:") :].splitlines()
                 self.assertEqual(block[1:], [f"  redaction-pressure {line}" for line in cli.EXAMPLES[name]])
                 for line in cli.EXAMPLES[name]:
                     parsed = parser.parse_args(shlex.split(line))
@@ -455,7 +470,9 @@ class TestVersionAndBusyPorts(unittest.TestCase):
             "redaction-pressure: error: export needs the 'export' extra (datasets is missing): "
             "pip install 'redaction-pressure[export]' or uv sync --extra export"])  # fmt: skip
         program = "import sys; sys.modules['dulwich'] = None; import redaction_pressure.audit.repodata"
-        result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+        result = subprocess.run(
+            [sys.executable, "-c", program], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120
+        )
         self.assertNotEqual(result.returncode, 0)
         self.assertIn("ImportError: secrets-audit needs the 'audit' extra (dulwich is missing)", result.stderr)
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from cases import dev_tasks
 
-from redaction_pressure.redact.api import load_task
-from redaction_pressure.corpus.families import LEVEL_ONLY
 from redaction_pressure.corpus import CORPUS_VERSION, DECOY_KINDS, FAMILIES, SECRET_KINDS, draw_dialect, stream
+from redaction_pressure.corpus.families import LEVEL_ONLY
 from redaction_pressure.corpus.stream import first_draft
+from redaction_pressure.redact.api import load_task
 from redaction_pressure.splits import seed_for
 
 ROOT = Path(__file__).resolve().parents[1]

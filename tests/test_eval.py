@@ -14,9 +14,9 @@ from pathlib import Path
 from standin import StandInModel
 from test_report import clipped_labels, eval_environment, open_page, traces
 
+from redaction_pressure.corpus import SECRET_KINDS
 from redaction_pressure.redact import policies
 from redaction_pressure.redact.api import load_task
-from redaction_pressure.corpus import SECRET_KINDS
 
 BIN = Path(sys.executable).parent
 
@@ -37,7 +37,11 @@ class TestEvalCommand(unittest.TestCase):
             )  # fmt: skip
             self.assertEqual(result.returncode, 1, result.stderr[-3000:])
             self.assertIn("1 of 1 episodes errored: ProviderError", result.stderr)
-            self.assertIn("episodes finished: 0 scored, 1 errored", result.stderr, "the progress bar does not call an error a score")
+            self.assertIn(
+                "episodes finished: 0 scored, 1 errored",
+                result.stderr,
+                "the progress bar does not call an error a score",
+            )
             self.assertNotIn("mean reward 0.000", result.stdout + result.stderr)
             (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
             html = (run_dir / "report.html").read_text(encoding="utf-8")
@@ -73,7 +77,9 @@ class TestEvalCommand(unittest.TestCase):
             self.assertEqual(result.returncode, 0, result.stderr[-3000:])
             (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
             scored = traces(run_dir)
-        self.assertEqual([sum(r["score"] * r["weight"] for r in trace["rewards"].values()) for trace in scored], [1.0] * 3)
+        self.assertEqual(
+            [sum(r["score"] * r["weight"] for r in trace["rewards"].values()) for trace in scored], [1.0] * 3
+        )
         names = [set(trace["metrics"]) for trace in scored]
         self.assertTrue(all(keys == names[0] for keys in names), "every episode carries every metric")
         self.assertFalse(any(name.startswith(("recall_", "secrets_openai", "removed_")) for name in names[0]))
@@ -144,7 +150,11 @@ class TestAuditEvalAndReport(unittest.TestCase):
             self.assertEqual({t["task"]["type"] for t in scored}, {"SecretsAuditTask"})
             self.assertIn("3 episode(s) scored, mean reward", result.stdout)
             scenarios = {(t["task"]["data"]["scenario"], t["task"]["data"]["difficulty"]) for t in scored}
-            self.assertEqual({difficulty for _, difficulty in scenarios}, {"easy", "medium", "hard"}, "a small sample plays every level")
+            self.assertEqual(
+                {difficulty for _, difficulty in scenarios},
+                {"easy", "medium", "hard"},
+                "a small sample plays every level",
+            )
             steps = sum(int(t["metrics"]["steps"]) for t in scored)
             for width in (1280, 390):
                 page, problems = open_page(self, run_dir / "report.html", width=width, height=844)
@@ -153,7 +163,10 @@ class TestAuditEvalAndReport(unittest.TestCase):
                 self.assertEqual(page.locator("table.leaks").count(), 1)
                 ladder = page.locator("table.ladder")
                 self.assertEqual(ladder.count(), 1, "the dev ladder beside the run")
-                self.assertEqual(ladder.locator("thead th").all_inner_texts(), ["scenario", "this run", "oracle", "scripted", "memoriser", "inaction"])
+                self.assertEqual(
+                    ladder.locator("thead th").all_inner_texts(),
+                    ["scenario", "this run", "oracle", "scripted", "memoriser", "inaction"],
+                )
                 self.assertEqual(ladder.locator("tbody tr").count(), 14, "13 scenarios and the total")
                 self.assertEqual(page.locator("details.audit-episode").count(), 3)
                 self.assertEqual(page.locator("details.audit-episode pre.command").count(), steps,
@@ -259,7 +272,10 @@ class TestEvalUsage(unittest.TestCase):
             ("--max-tokens", "0"): "--max-tokens must be a whole number of at least 1",
             ("--", "stray"): "unexpected argument 'stray'; give vf-eval's own options after --",
             ("--", "-o", "elsewhere"): "-o after -- is set by eval itself; use eval's -o",
-            ("--", "--sampling.temperature=2"): "--sampling.temperature after -- is set by eval itself; use eval's --temperature",
+            (
+                "--",
+                "--sampling.temperature=2",
+            ): "--sampling.temperature after -- is set by eval itself; use eval's --temperature",
         }
         with tempfile.TemporaryDirectory() as folder:
             for options, message in cases.items():
@@ -280,11 +296,16 @@ class TestEvalUsage(unittest.TestCase):
         from redaction_pressure.cli import eval as eval_command
         from redaction_pressure.cli.evaluate import Endpoint, vf_eval_command
 
-        args = argparse.Namespace(rollouts="3", temperature="0.7", max_tokens="512", vf_args=["--sampling.top-p", "0.9"])
+        args = argparse.Namespace(
+            rollouts="3", temperature="0.7", max_tokens="512", vf_args=["--sampling.top-p", "0.9"]
+        )
         extra = eval_command.sampling(args).arguments()
-        self.assertEqual(extra, ["-r", "3", "--sampling.temperature", "0.7", "--sampling.max-tokens", "512", "--sampling.top-p", "0.9"])
+        self.assertEqual(
+            extra,
+            ["-r", "3", "--sampling.temperature", "0.7", "--sampling.max-tokens", "512", "--sampling.top-p", "0.9"],
+        )
         command = vf_eval_command(Endpoint("m", "http://127.0.0.1:9/v1", "K"), "dev", 4, Path("out"), None, extra=extra)
-        self.assertEqual(command[-len(extra):], extra)
+        self.assertEqual(command[-len(extra) :], extra)
         plain = argparse.Namespace(rollouts=None, temperature=None, max_tokens=None, vf_args=[])
         self.assertEqual(eval_command.sampling(plain).arguments(), [], "the defaults add nothing to vf-eval's command")
 

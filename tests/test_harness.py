@@ -96,7 +96,9 @@ class TestAgainstTheNullHarness(unittest.TestCase):
         cls.folder.cleanup()
 
     def _traces(self, name: str) -> list[dict]:
-        self.assertEqual(self.results[name].returncode, 0, self.results[name].stdout[-3000:] + self.results[name].stderr[-3000:])
+        self.assertEqual(
+            self.results[name].returncode, 0, self.results[name].stdout[-3000:] + self.results[name].stderr[-3000:]
+        )
         self.assertIsNotNone(self.runs[name], f"one run folder for {name}")
         return sorted(traces(self.runs[name]), key=lambda t: t["task"]["key"])
 
@@ -117,7 +119,9 @@ class TestAgainstTheNullHarness(unittest.TestCase):
         self.assertEqual(len(self.requests["default"]), TASKS)
         self.assertEqual(bodies("default"), bodies("null"))
         body = self.requests["default"][0]
-        self.assertEqual((body.get("temperature"), body.get("max_tokens") or body.get("max_completion_tokens")), (0.25, 777))
+        self.assertEqual(
+            (body.get("temperature"), body.get("max_tokens") or body.get("max_completion_tokens")), (0.25, 777)
+        )
         self.assertEqual([m["role"] for m in body["messages"]], ["system", "user"])
 
     def test_the_traces_agree_field_by_field(self):
@@ -150,7 +154,10 @@ class TestAgainstTheNullHarness(unittest.TestCase):
                                 text=True, stdin=subprocess.DEVNULL, timeout=600)  # fmt: skip
         self.assertEqual(result.returncode, 0, result.stderr[-3000:])
         again = sorted(traces(replay), key=lambda t: t["task"]["key"])
-        self.assertEqual([(t["rewards"], _unmeasured(t["metrics"])) for t in again], [(t["rewards"], _unmeasured(t["metrics"])) for t in saved])
+        self.assertEqual(
+            [(t["rewards"], _unmeasured(t["metrics"])) for t in again],
+            [(t["rewards"], _unmeasured(t["metrics"])) for t in saved],
+        )
 
 
 class _Interception:
@@ -175,9 +182,13 @@ class _Interception:
                 self.send_header("Connection", "close")
                 self.end_headers()
                 chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m"}
-                self.wfile.write(f"data: {json.dumps({**chunk, 'choices': [{'index': 0, 'delta': {'role': 'assistant', 'content': '{}'}, 'finish_reason': None}]})}\n\n".encode())
+                self.wfile.write(
+                    f"data: {json.dumps({**chunk, 'choices': [{'index': 0, 'delta': {'role': 'assistant', 'content': '{}'}, 'finish_reason': None}]})}\n\n".encode()
+                )
                 if step == "finish":
-                    self.wfile.write(f"data: {json.dumps({**chunk, 'choices': [{'index': 0, 'delta': {}, 'finish_reason': 'stop'}]})}\n\n".encode())
+                    self.wfile.write(
+                        f"data: {json.dumps({**chunk, 'choices': [{'index': 0, 'delta': {}, 'finish_reason': 'stop'}]})}\n\n".encode()
+                    )
                     self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
                 self.close_connection = True
@@ -241,7 +252,12 @@ class TestInAContainerRuntime(unittest.TestCase):
 
             async def fake_launch(*args, **kwargs):
                 # (source, config, ctx, trace, runtime, endpoint, secret, mcp_urls, system_prompt, prompt)
-                calls[name] = (args[0], [a for i, a in enumerate(args) if i not in (0, 1, 4)], args[4] is runtime, kwargs)
+                calls[name] = (
+                    args[0],
+                    [a for i, a in enumerate(args) if i not in (0, 1, 4)],
+                    args[4] is runtime,
+                    kwargs,
+                )
                 return ProgramResult(0, "", "")
 
             async def play():
@@ -251,8 +267,13 @@ class TestInAContainerRuntime(unittest.TestCase):
 
             result = asyncio.run(play())
             self.assertEqual(result.exit_code, 0)
-            self.assertTrue(hasattr(runtime, "prepared"), f"{name}: the chat program's environment was prepared in setup")
-        (source, ours_args, ours_runtime, ours_kwargs), (null_source, null_args, null_runtime, null_kwargs) = calls["ours"], calls["null"]
+            self.assertTrue(
+                hasattr(runtime, "prepared"), f"{name}: the chat program's environment was prepared in setup"
+            )
+        (source, ours_args, ours_runtime, ours_kwargs), (null_source, null_args, null_runtime, null_kwargs) = (
+            calls["ours"],
+            calls["null"],
+        )
         self.assertEqual(source, null_source)
         self.assertEqual(ours_args, null_args)  # ctx, trace, endpoint, secret, tool servers, system prompt, prompt
         self.assertTrue(ours_runtime and null_runtime)

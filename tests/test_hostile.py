@@ -55,7 +55,12 @@ CASES: list[tuple[str, str, str, str | None]] = [
     ("scoped verbose group", reply(("(?x:#[\n(?:(?:x{1000}){1000})#])", "")), "runs", "invalid_regex"),
     ("verbose switched off in a group", reply(("(?x)(?-x:a)#[\n(?:s){e<=1}#]", "")), "runs", "invalid_regex"),
     ("integer past the int-string limit", '{"rules": [' + "1" * 5000 + "]}", "dev", "malformed_json"),
-    ("integer pattern past the limit", '{"rules": [{"pattern": ' + "7" * 4400 + ', "replacement": ""}]}', "dev", "malformed_json"),
+    (
+        "integer pattern past the limit",
+        '{"rules": [{"pattern": ' + "7" * 4400 + ', "replacement": ""}]}',
+        "dev",
+        "malformed_json",
+    ),
     ("giant alternation", reply((f"(?:{LETTERS})", "")), "runs", "excessive_matches"),
     ("match flood", reply(("(?s).", "[REDACTED]")), "dev", "excessive_matches"),
     ("empty-match flood: word boundary", reply((r"\b", "")), "dev", "empty_match"),
@@ -67,8 +72,18 @@ CASES: list[tuple[str, str, str, str | None]] = [
     ("NaN", '{"rules": NaN}', "dev", "malformed_json"),
     ("a thousand rules", reply(*[("AKIA", "")] * 1000), "dev", "too_many_rules"),
     ("capture expansion", reply(("(ghp_)\\w+", "\\g<0>")), "dev", "unsafe_replacement"),
-    ("NUL bytes in a pattern", json.dumps({"rules": [{"pattern": "AKIA\u0000\u0000", "replacement": ""}]}), "dev", None),
-    ("unusual Unicode in a pattern", json.dumps({"rules": [{"pattern": "\u202e\u0301\\p{Han}+\U0001f600", "replacement": ""}]}), "dev", None),
+    (
+        "NUL bytes in a pattern",
+        json.dumps({"rules": [{"pattern": "AKIA\u0000\u0000", "replacement": ""}]}),
+        "dev",
+        None,
+    ),
+    (
+        "unusual Unicode in a pattern",
+        json.dumps({"rules": [{"pattern": "\u202e\u0301\\p{Han}+\U0001f600", "replacement": ""}]}),
+        "dev",
+        None,
+    ),
     ("lone surrogate in a pattern", '{"rules": [{"pattern": "\\ud800x", "replacement": ""}]}', "dev", None),
 ]
 
@@ -78,7 +93,9 @@ class TestHostileSuite(unittest.TestCase):
     def setUpClass(cls):
         cls.pool = ScanPool(workers=2)
         dev = longest_dev_task()
-        runs = RedactionTask(split="dev", index=0, prompt=Prompt(system="", user=""), shown=(), hidden=RUNS, identity={})
+        runs = RedactionTask(
+            split="dev", index=0, prompt=Prompt(system="", user=""), shown=(), hidden=RUNS, identity={}
+        )
         cls.tasks = {"dev": dev, "runs": runs}
         score_reply(runs, reply(("b", "")), scanner=cls.pool.scan)  # warm both the pool and imports
 

@@ -49,7 +49,9 @@ class TestIdentity(unittest.TestCase):
             if "__pycache__" in path.parts:
                 continue
             data = path.read_bytes()
-            digest.update(path.relative_to(package).as_posix().encode() + b"\x00" + str(len(data)).encode() + b"\x00" + data)
+            digest.update(
+                path.relative_to(package).as_posix().encode() + b"\x00" + str(len(data)).encode() + b"\x00" + data
+            )
         self.assertEqual(source_digest(), digest.hexdigest())
 
     def test_docs_state_the_digest_recipe(self):

@@ -185,6 +185,7 @@ class TestFloors(unittest.TestCase):
             },
         )
 
+
 if __name__ == "__main__":
     graph = import_graph()
     for module in sorted(graph):

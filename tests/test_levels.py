@@ -11,9 +11,9 @@ from pathlib import Path
 
 from realism import key_context, line_of, recognisably_not_secret, shown_convention
 
+from redaction_pressure.corpus import CORPUS_VERSION, DIFFICULTIES, corpus_version
 from redaction_pressure.redact.api import load_task, score_reply
 from redaction_pressure.redact.scanner import scan
-from redaction_pressure.corpus import CORPUS_VERSION, DIFFICULTIES, corpus_version
 from redaction_pressure.spans import Record, Span
 from redaction_pressure.splits import DEV_SIZE, commitment, seed_for
 
@@ -125,7 +125,6 @@ class TestFairnessAtEveryLevel(unittest.TestCase):
                 with self.subTest(level=level, task=task.index):
                     self.assertEqual(failures, [])
 
-
     def test_no_hidden_secret_sits_where_the_shown_records_hold_only_public_values(self):
         """The mirror of the decoy test: no hidden secret sits at a (family, section, key) where the
         shown records hold non-secrets and no secret; a section no shown record uses (a further
@@ -227,7 +226,9 @@ class TestExpertLevel(unittest.TestCase):
                 self.assertLessEqual({(scope, vendor) for scope, vendor, _, _ in items}, shown_pairs)
                 vendors = {vendor for _, vendor, _, _ in items}
                 for vendor in vendors:
-                    self.assertEqual({m for (_, v), seen in meaning.items() if v == vendor for m in seen}, {True, False}, vendor)
+                    self.assertEqual(
+                        {m for (_, v), seen in meaning.items() if v == vendor for m in seen}, {True, False}, vendor
+                    )
                 by_scope: dict[str, set[bool]] = {}
                 for (scope, _), seen in meaning.items():
                     by_scope.setdefault(scope, set()).update(seen)

@@ -25,10 +25,10 @@ from pathlib import Path
 from cases import HANG_SECONDS, PRIVATE_ENV
 from standin import StandInModel, ToolCallingModel
 
-from redaction_pressure.redact import policies
-from redaction_pressure.redact.api import load_task
 from redaction_pressure.audit import programs, splits
 from redaction_pressure.audit.prompt import prompt
+from redaction_pressure.redact import policies
+from redaction_pressure.redact.api import load_task
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "redaction_pressure"
@@ -100,7 +100,13 @@ def setUpModule():
     WORK = Path(tempfile.mkdtemp(prefix="rp-wheels-"))
     # No bytecode compiled at install (tests/run.py asks uv for it): compiling the fresh venvs
     # costs more CPU than their short runs save.
-    ENV.update({k: v for k, v in os.environ.items() if k not in (PRIVATE_ENV, "VIRTUAL_ENV", "UV_COMPILE_BYTECODE", "PYTHONPATH")})
+    ENV.update(
+        {
+            k: v
+            for k, v in os.environ.items()
+            if k not in (PRIVATE_ENV, "VIRTUAL_ENV", "UV_COMPILE_BYTECODE", "PYTHONPATH")
+        }
+    )
     ENV.update(
         HOME=str(WORK / "home"),
         UV_CACHE_DIR=os.environ.get("UV_CACHE_DIR", str(Path.home() / ".cache" / "uv")),
@@ -121,7 +127,9 @@ class Installs(unittest.TestCase):
     """Installs the built wheels into new venvs under WORK."""
 
     @classmethod
-    def sh(cls, argv: list[str], cwd: Path, timeout: float = INSTALL_SECONDS, env: dict | None = None) -> subprocess.CompletedProcess:
+    def sh(
+        cls, argv: list[str], cwd: Path, timeout: float = INSTALL_SECONDS, env: dict | None = None
+    ) -> subprocess.CompletedProcess:
         result = subprocess.run(
             argv, cwd=cwd, env=env or ENV, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=timeout
         )
@@ -135,7 +143,18 @@ class Installs(unittest.TestCase):
         pylock = WORK / f"pylock.{name}.toml"
         packages = [arg for entry in entries for arg in ("--package", entry)]
         cls.sh(
-            [*uv(), "export", "--frozen", "--no-dev", *packages, "--no-emit-workspace", "--format", "pylock.toml", "-o", str(pylock)],
+            [
+                *uv(),
+                "export",
+                "--frozen",
+                "--no-dev",
+                *packages,
+                "--no-emit-workspace",
+                "--format",
+                "pylock.toml",
+                "-o",
+                str(pylock),
+            ],
             cwd=ROOT,
         )
         venv = WORK / name
@@ -170,7 +189,11 @@ class TestWheelContents(Installs):
         expected = repository_files()
         for name, prefix in (("redaction_pressure", "redaction_pressure/"), ("secrets_audit", VENDORED)):
             with zipfile.ZipFile(WHEELS[name]) as wheel:
-                carried = {n[len(prefix):]: wheel.read(n) for n in wheel.namelist() if n.startswith(prefix) and not n.endswith("/")}
+                carried = {
+                    n[len(prefix) :]: wheel.read(n)
+                    for n in wheel.namelist()
+                    if n.startswith(prefix) and not n.endswith("/")
+                }
             self.assertEqual(sorted(carried), sorted(expected), name)
             self.assertEqual([k for k in expected if carried[k] != expected[k]], [], name)
 
@@ -197,7 +220,9 @@ class TestRedactionPressureAlone(Installs):
     def test_a_scoring_install_has_no_report_export_or_audit_libraries(self):
         """matplotlib (report), datasets (export), dulwich and git-filter-repo (audit) come only with extras (jinja2 comes with verifiers)."""
         program = "import importlib.util as u; print([m for m in ('matplotlib', 'datasets', 'dulwich', 'git_filter_repo') if u.find_spec(m)])"
-        self.assertEqual(self.sh([str(self.bin / "python"), "-c", program], WORK, env=self.venv_env).stdout.strip(), "[]")
+        self.assertEqual(
+            self.sh([str(self.bin / "python"), "-c", program], WORK, env=self.venv_env).stdout.strip(), "[]"
+        )
 
     def test_vf_eval_redaction_pressure_scores_the_oracle_one(self):
         """`vf-eval redaction-pressure -n 2` from the wheel alone: the oracle scores 1.0 on both tasks."""
@@ -224,7 +249,10 @@ def oracle_agent() -> ToolCallingModel:
     """Plays the oracle's bash fix, one call, on dev tasks 0 .. TASKS-1."""
     plans = [splits.plan_for("dev", i) for i in range(TASKS)]
     return ToolCallingModel(
-        {prompt(plan).user: [[{"name": "bash", "arguments": {"command": programs.oracle_script(plan)}}]] for plan in plans}
+        {
+            prompt(plan).user: [[{"name": "bash", "arguments": {"command": programs.oracle_script(plan)}}]]
+            for plan in plans
+        }
     )
 
 
@@ -261,11 +289,14 @@ class TestBothTogether(Installs):
 
     def test_both_ids_resolve_and_removing_one_leaves_the_other_working(self):
         """Together, both ids resolve on the top-level package; without redaction-pressure, secrets-audit uses its copy."""
-        self.assertEqual((self.resolve("redaction-pressure"), self.resolve("secrets-audit")), ("redaction_pressure", "secrets_audit"))
+        self.assertEqual(
+            (self.resolve("redaction-pressure"), self.resolve("secrets-audit")), ("redaction_pressure", "secrets_audit")
+        )
         self.assertNotIn("_vendor", self.imported_from(self.bin, self.venv_env))
         self.sh([*uv(), "pip", "uninstall", "--python", str(self.bin / "python"), "redaction-pressure"], WORK)
         self.assertIn("_vendor", self.imported_from(self.bin, self.venv_env))
         self.assertEqual(self.resolve("secrets-audit"), "secrets_audit")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -85,7 +85,9 @@ class TestSessions(unittest.TestCase):
         sessions = {
             "gold": lambda: play(GOLD_TASK, ["ls repo", ":inspect_git_history", gold_line(GOLD_TASK)]),
             "look": lambda: play(LOOK_TASK, ["ls repo", ":inspect_file settings/fraud_client.toml", "submit"]),
-            "budget": lambda: play(GOLD_TASK, ["cat", ":nope", "", *(f"echo step-{n}" for n in range(2, 11)), "echo NEVER-RUN"]),
+            "budget": lambda: play(
+                GOLD_TASK, ["cat", ":nope", "", *(f"echo step-{n}" for n in range(2, 11)), "echo NEVER-RUN"]
+            ),
             "interrupted": lambda: interrupted(GOLD_TASK),
         }
         with ThreadPoolExecutor(len(sessions)) as pool:
@@ -120,8 +122,14 @@ class TestSessions(unittest.TestCase):
         """Step k is followed by its status line: steps used of the budget and the findings announced so far."""
         stdout = self.finished("look")
         self.assertEqual(statuses(stdout), [0, 1, 2])
-        self.assertIn("status: step 0 of 20 (20 left, efficiency bonus now 0.150); findings shown 1 (f2), not yet visible 2", stdout)
-        self.assertIn("status: step 2 of 20 (18 left, efficiency bonus now 0.135); findings shown 2 (f2, f1), not yet visible 1", stdout)
+        self.assertIn(
+            "status: step 0 of 20 (20 left, efficiency bonus now 0.150); findings shown 1 (f2), not yet visible 2",
+            stdout,
+        )
+        self.assertIn(
+            "status: step 2 of 20 (18 left, efficiency bonus now 0.135); findings shown 2 (f2, f1), not yet visible 1",
+            stdout,
+        )
 
     def test_an_inspect_tool_reveals_findings_as_the_interceptor_does(self):
         """inspect_file on a shallow finding's file appends it to the result, as the taskset's interceptor does."""
@@ -132,7 +140,9 @@ class TestSessions(unittest.TestCase):
         """A session ended by end of input is graded and reported as one ended by submit."""
         for name, ending in (("gold", "end of input"), ("look", "submit")):
             with self.subTest(ending=ending):
-                report = self.finished(name).split(f"\n{ending}: grading the repository as the episode's finalize would\n")[1]
+                report = self.finished(name).split(
+                    f"\n{ending}: grading the repository as the episode's finalize would\n"
+                )[1]
                 parts = [line.split(":")[0].strip() for line in report.splitlines()[1:6]]
                 self.assertEqual(parts, ["working tree", "history", "health", "efficiency", "reasons"])
 
@@ -150,7 +160,10 @@ class TestSessions(unittest.TestCase):
         """SIGINT during a command: exit 130, one line on stderr, no score, the workspace removed."""
         result, folder = self.results["interrupted"]
         self.assertEqual(result.returncode, 130, result.stderr[-2000:])
-        self.assertEqual(result.stderr.strip().splitlines(), ["redaction-pressure: interrupted: not graded; the workspace was removed"])
+        self.assertEqual(
+            result.stderr.strip().splitlines(),
+            ["redaction-pressure: interrupted: not graded; the workspace was removed"],
+        )
         self.assertNotIn("score ", result.stdout)
         self.assertFalse(os.path.exists(folder))
 

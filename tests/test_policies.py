@@ -10,13 +10,13 @@ from statistics import fmean
 import regex
 from cases import dev_tasks
 
-from redaction_pressure.redact import policies
 from redaction_pressure.corpus import CORPUS_VERSION, DIFFICULTIES, corpus_version
-from redaction_pressure.redact.policies import constant, reference
+from redaction_pressure.redact import policies
 from redaction_pressure.redact.api import RedactionTask, load_task, score_reply
 from redaction_pressure.redact.baselines import LADDER, POLICIES, run_ladder
-from redaction_pressure.splits import DEV_SIZE
+from redaction_pressure.redact.policies import constant, reference
 from redaction_pressure.redact.rules import MAX_PATTERN_CHARS, MAX_RULES, compile_rules
+from redaction_pressure.splits import DEV_SIZE
 
 
 def shown_as_hidden(task: RedactionTask) -> RedactionTask:
@@ -90,7 +90,9 @@ class TestInduction(unittest.TestCase):
         """The policy takes the user prompt's text: two tasks with the same prompt get the same rules."""
         task = self.tasks[3]
         self.assertEqual(policies.induction_rules(task.prompt.user), policies.induction_rules(str(task.prompt.user)))
-        self.assertNotEqual(policies.induction_rules(task.prompt.user), policies.induction_rules(self.tasks[4].prompt.user))
+        self.assertNotEqual(
+            policies.induction_rules(task.prompt.user), policies.induction_rules(self.tasks[4].prompt.user)
+        )
 
 
 class TestConstant(unittest.TestCase):
@@ -116,7 +118,9 @@ class TestConstant(unittest.TestCase):
         self.assertTrue(pieces)
         pattern = regex.compile(pieces[0] + r"[^\s\"]+")
         self.assertEqual([m.group() for m in pattern.finditer(text)], ["zx-live-AbCdEf0123456789"])
-        self.assertEqual([m.group() for m in pattern.finditer(text.replace('get("ZORVEX_API_KEY")', 'get("OTHER_KEY")'))], [])
+        self.assertEqual(
+            [m.group() for m in pattern.finditer(text.replace('get("ZORVEX_API_KEY")', 'get("OTHER_KEY")'))], []
+        )
 
     def test_world_knowledge_atoms_are_candidates_like_a_red_teams(self):
         """The fitter's pool holds a red team's generic atom: every key=value, escaped quotes too,
@@ -196,7 +200,10 @@ class TestLadderPerLevel(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.tasks = {level: [load_task("dev", i, difficulty=level) for i in range(DEV_SIZE)] for level in ("easy", "hard", "expert")}
+        cls.tasks = {
+            level: [load_task("dev", i, difficulty=level) for i in range(DEV_SIZE)]
+            for level in ("easy", "hard", "expert")
+        }
         ladder = [POLICIES[name] for name in ("oracle", "constant")]
         cls.rows = {level: {row.policy: row for row in run_ladder(tasks, ladder)} for level, tasks in cls.tasks.items()}
         # Induction per task (the ladder keeps only means), scored once for both kinds of check.

@@ -19,8 +19,8 @@ import calibrate
 from cases import HANG_SECONDS, dev_tasks
 
 from redaction_pressure.redact import policies
-from redaction_pressure.redact.api import prompt_digest, score_reply
 from redaction_pressure.redact import pool as pool_module
+from redaction_pressure.redact.api import prompt_digest, score_reply
 from redaction_pressure.redact.pool import RESOURCE_EXHAUSTED, PromptMismatch, ScanPool, shared_pool
 from redaction_pressure.redact.rules import Rule
 from redaction_pressure.redact.scanner import Budget, scan
@@ -42,13 +42,20 @@ class TestScanPool(unittest.TestCase):
             rules = [*policies.oracle_rules(task.hidden), Rule("EXAMPLE", ""), Rule("[0-9a-f]{40}", "[REDACTED]")]
             texts = [r.text for r in task.hidden]
             here, there = scan(rules, texts), self.pool.scan(rules, texts)
-            self.assertEqual((there.removed, there.redacted, there.matches, there.errors), (here.removed, here.redacted, here.matches, here.errors))
+            self.assertEqual(
+                (there.removed, there.redacted, there.matches, there.errors),
+                (here.removed, here.redacted, here.matches, here.errors),
+            )
 
     def test_whole_episodes_equal_the_in_process_score(self):
         """An episode scored in a worker from its seed equals score_reply in this process."""
         for task in dev_tasks()[:8]:
             seed = seed_for("dev", task.index)
-            for answer in (policies.reply(policies.oracle_rules(task.hidden)), '{"rules": [{"pattern": "AKIA", "replacement": ""}]}', "nope"):
+            for answer in (
+                policies.reply(policies.oracle_rules(task.hidden)),
+                '{"rules": [{"pattern": "AKIA", "replacement": ""}]}',
+                "nope",
+            ):
                 there = self.pool.score_episode(seed, 8, 32, prompt_digest(task.prompt.user), answer)
                 here = score_reply(task, answer)
                 self.assertEqual(there.model_dump(exclude={"metrics"}), here.model_dump(exclude={"metrics"}))
@@ -175,7 +182,6 @@ class TestScanPool(unittest.TestCase):
             pool.scan([Rule("a", "")], ["a"])
 
 
-
 class _KillStarts(ScanPool):
     """A pool whose next `starts_to_kill` worker starts die of `signum` before they are ready."""
 
@@ -238,7 +244,10 @@ class TestKillerDuringStarts(unittest.TestCase):
         tasks = dev_tasks()[:6]
         # Slow but honest scans (a fraction of a CPU second each), with a budget far above them.
         jobs = [
-            ([Rule(r"[A-Za-z0-9]{1,40}(?<=Q{3})", ""), *policies.oracle_rules(task.hidden)], [r.text for r in task.hidden] * 2)
+            (
+                [Rule(r"[A-Za-z0-9]{1,40}(?<=Q{3})", ""), *policies.oracle_rules(task.hidden)],
+                [r.text for r in task.hidden] * 2,
+            )
             for task in tasks
         ] * 2
         budget = Budget(episode=60, call=60)
@@ -304,7 +313,11 @@ class TestStopping(unittest.TestCase):
                     )  # fmt: skip
                     self.addCleanup(lambda p=cli: p.poll() is None and p.kill())
                     started = time.monotonic()
-                    while not scan_workers_of(cli.pid) and cli.poll() is None and time.monotonic() - started < 3 * HANG_SECONDS:
+                    while (
+                        not scan_workers_of(cli.pid)
+                        and cli.poll() is None
+                        and time.monotonic() - started < 3 * HANG_SECONDS
+                    ):
                         time.sleep(0.05)
                     self.assertTrue(scan_workers_of(cli.pid), "the CLI should have started scan workers")
                     time.sleep(0.5)

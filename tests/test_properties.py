@@ -9,9 +9,9 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from redaction_pressure.corpus import stream
 from redaction_pressure.redact import policies
 from redaction_pressure.redact.api import Prompt, RedactionTask, score_reply
-from redaction_pressure.corpus import stream
 from redaction_pressure.redact.rubric import grade
 from redaction_pressure.redact.rules import Rule
 from redaction_pressure.redact.scanner import scan
@@ -20,7 +20,9 @@ from redaction_pressure.spans import Record, Span
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ALPHABET = 'ab=" Kx9_'
 # Small, fast patterns over ALPHABET; none can match the empty string.
-PATTERNS = st.sampled_from(["a", "b+", "[ab]{2}", "K", "x9", '"[^"]+"', "a|b", "=", r"\w+", " ", "K[ab_]{1,3}", "[^ ]{3}"])
+PATTERNS = st.sampled_from(
+    ["a", "b+", "[ab]{2}", "K", "x9", '"[^"]+"', "a|b", "=", r"\w+", " ", "K[ab_]{1,3}", "[^ ]{3}"]
+)
 
 
 @st.composite
@@ -97,7 +99,11 @@ class TestGradeProperties(unittest.TestCase):
 
 class TestScanProperties(unittest.TestCase):
     @SETTINGS
-    @given(st.lists(records(), min_size=1, max_size=3), st.lists(st.tuples(PATTERNS, st.sampled_from(["", "[REDACTED]"])), max_size=5), st.randoms(use_true_random=False))
+    @given(
+        st.lists(records(), min_size=1, max_size=3),
+        st.lists(st.tuples(PATTERNS, st.sampled_from(["", "[REDACTED]"])), max_size=5),
+        st.randoms(use_true_random=False),
+    )
     def test_scan_removes_the_union_of_matches_whatever_the_rule_order(self, hidden, rules, rng):
         """The removed set is the union of every rule's matches, and permuting rules changes nothing."""
         rules = [Rule(p, r) for p, r in rules]
@@ -115,7 +121,10 @@ class TestScanProperties(unittest.TestCase):
         self.assertEqual((again.removed, again.redacted), (result.removed, result.redacted))
 
     @SETTINGS
-    @given(st.lists(records(), min_size=1, max_size=3), st.lists(st.tuples(PATTERNS, st.sampled_from(["", "[REDACTED]"])), max_size=6))
+    @given(
+        st.lists(records(), min_size=1, max_size=3),
+        st.lists(st.tuples(PATTERNS, st.sampled_from(["", "[REDACTED]"])), max_size=6),
+    )
     def test_reward_stays_in_the_unit_interval(self, hidden, rules):
         """Any valid rule set scores within [0, 1], and 1 only with the clean gate."""
         result = score_reply(task_of(tuple(hidden)), policies.reply([Rule(p, r) for p, r in rules]))
@@ -127,7 +136,11 @@ class TestScanProperties(unittest.TestCase):
 
 class TestRuleProperties(unittest.TestCase):
     @SETTINGS
-    @given(st.lists(records(), min_size=1, max_size=3), st.lists(st.tuples(PATTERNS, st.sampled_from(["", "[REDACTED]"])), max_size=4), st.data())
+    @given(
+        st.lists(records(), min_size=1, max_size=3),
+        st.lists(st.tuples(PATTERNS, st.sampled_from(["", "[REDACTED]"])), max_size=4),
+        st.data(),
+    )
     def test_adding_a_rule_that_removes_only_non_secret_text_never_raises_the_reward(self, hidden, rules, data):
         """A literal rule none of whose matches touches a secret cannot raise the reward."""
         record = data.draw(st.sampled_from(hidden))

@@ -79,7 +79,9 @@ class TestExtractor(unittest.TestCase):
     def test_only_blocks_marked_exactly_bash_offline_are_taken(self):
         """Blocks whose info string is exactly `bash offline` are extracted, in order; others are not."""
         blocks = offline_blocks(FIXTURE)
-        self.assertEqual(blocks, ["echo first > first.txt\n", "mkdir -p out && echo second > out/second.txt\ncat first.txt\n"])
+        self.assertEqual(
+            blocks, ["echo first > first.txt\n", "mkdir -p out && echo second > out/second.txt\ncat first.txt\n"]
+        )
 
     def test_fixture_blocks_run_in_a_temporary_folder(self):
         """The extracted blocks run in order with bash; their relative outputs land in the folder."""

@@ -31,19 +31,18 @@ from realism import (
     dev_records,
     excerpt,
     jwt_problem,
+    key_context,
     line_of,
     parse_problems,
     private_key_problem,
     recognisably_not_secret,
     session_key_problem,
-    key_context,
     shown_convention,
 )
 
 from redaction_pressure.corpus import DECOY_KINDS
 from redaction_pressure.spans import Record, Span
 from redaction_pressure.splits import DEV_SIZE, seed_for
-
 
 LEVELS = ("easy", "standard", "hard", "expert")
 
@@ -133,7 +132,9 @@ class TestPrivateKeys(ValueCheck):
         for style in keys.PRIVATE_KEY_STYLES:
             for n in range(20):
                 with self.subTest(style=style, n=n):
-                    self.assertIsNone(private_key_problem(keys.private_key_pem(Draw.derived(n, "key-test"), style), "deploy_script"))
+                    self.assertIsNone(
+                        private_key_problem(keys.private_key_pem(Draw.derived(n, "key-test"), style), "deploy_script")
+                    )
 
     def test_a_corrupted_key_does_not_load(self):
         """Flipping one base64 character inside a dev key's body makes it fail to load."""
@@ -149,9 +150,13 @@ class TestPrivateKeys(ValueCheck):
     def test_an_rsa_key_is_refused(self):
         """A loadable key of another type (RSA) is reported: only EC P-256 and Ed25519 are expected."""
         key = rsa.generate_private_key(public_exponent=65537, key_size=1024)
-        pem = key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        ).decode().strip()
+        pem = (
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+            .decode()
+            .strip()
+        )
         self.assertIn("RSAPrivateKey", private_key_problem(pem, "deploy_script") or "")
 
     def test_escaped_newlines_outside_json_are_refused(self):
@@ -271,7 +276,9 @@ class TestStructuredRecords(unittest.TestCase):
         self.assertEqual(parse_problems(record), [])
         end = span.end + 3  # after the body's closing brace, inside the log line's string
         broken = record.model_copy(update={"text": record.text[:end] + "}" + record.text[end:]})
-        self.assertIn(f"{span.kind} {excerpt(record.value(span))!r} is not a parsed value", " ".join(parse_problems(broken)))
+        self.assertIn(
+            f"{span.kind} {excerpt(record.value(span))!r} is not a parsed value", " ".join(parse_problems(broken))
+        )
 
     def test_every_structured_family_is_exercised(self):
         """Each parser (and both languages of the python|javascript families, and JSON-lines logs) meets dev records."""
@@ -285,7 +292,9 @@ class TestStructuredRecords(unittest.TestCase):
         """A dev record of each family with a syntax error appended fails its check."""
         for family in PARSERS:
             for python in (True, False) if family in ("dsn_in_code", "base64_source") else (None,):
-                record = first(family, lambda r: _is_json_log(r) and (python is None or r.text.startswith("import") == python))
+                record = first(
+                    family, lambda r: _is_json_log(r) and (python is None or r.text.startswith("import") == python)
+                )
                 breaker = BREAKERS[SYNTAX_OF_FAMILY.get(family) or ("python" if python else "javascript")]
                 with self.subTest(family=family, python=python):
                     self.assertEqual(parse_problems(record), [])
@@ -298,7 +307,9 @@ class TestStructuredRecords(unittest.TestCase):
             span = record.secrets[0]
             moved = span.model_copy(update={"start": span.start - 1})
             with self.subTest(family=family):
-                self.assertNotEqual(parse_problems(record.model_copy(update={"secrets": (moved, *record.secrets[1:])})), [])
+                self.assertNotEqual(
+                    parse_problems(record.model_copy(update={"secrets": (moved, *record.secrets[1:])})), []
+                )
 
     def test_an_expanding_heredoc_or_double_quotes_are_reported(self):
         """A deploy script whose key heredoc is unquoted, or whose token is double-quoted, fails the check."""
@@ -369,8 +380,12 @@ class TestDecoysAreRecognisable(unittest.TestCase):
                 for loc in records:
                     for span in loc.record.decoys:
                         value, line = loc.record.value(span), line_of(loc.record, span)
-                        if not recognisably_not_secret(span.kind, value, line, convention, key_context(loc.record, span)):
-                            failures.append(f"{loc.where}: {span.kind} {excerpt(value)!r} ({span.slot}) on {excerpt(line.strip(), 80)!r}")
+                        if not recognisably_not_secret(
+                            span.kind, value, line, convention, key_context(loc.record, span)
+                        ):
+                            failures.append(
+                                f"{loc.where}: {span.kind} {excerpt(value)!r} ({span.slot}) on {excerpt(line.strip(), 80)!r}"
+                            )
                 self.assertEqual(failures, [])
 
     def test_no_secret_passes_any_decoy_rule(self):
@@ -383,7 +398,9 @@ class TestDecoysAreRecognisable(unittest.TestCase):
                     for span in loc.record.secrets:
                         value, line = loc.record.value(span), line_of(loc.record, span)
                         if accepted := decoy_rules_accepting(value, line, convention, key_context(loc.record, span)):
-                            failures.append(f"{loc.where}: {span.kind} {excerpt(value)!r} ({span.slot}) passes for {accepted}")
+                            failures.append(
+                                f"{loc.where}: {span.kind} {excerpt(value)!r} ({span.slot}) passes for {accepted}"
+                            )
                 self.assertEqual(failures, [])
 
     def test_every_decoy_kind_has_a_rule_and_meets_the_dev_split(self):

@@ -18,11 +18,10 @@ from cases import PRIVATE_ENV, TEST_SECRET, private_secret
 from standin import StandInModel
 
 from redaction_pressure.redact import policies
-from redaction_pressure.redact.api import load_task, score_reply
-from redaction_pressure.redact.api import identity
+from redaction_pressure.redact.api import identity, load_task, score_reply
 from redaction_pressure.redact.policies.prompted import PROMPT_POLICIES
-from redaction_pressure.report import analysis, runs, stats
 from redaction_pressure.redact.rules import Rule
+from redaction_pressure.report import analysis, runs, stats
 from redaction_pressure.spans import Record, Span
 from redaction_pressure.splits import commitment, seed_for
 
@@ -109,7 +108,11 @@ class TestMarks(unittest.TestCase):
         text = "a=SECRET1 b=SECRET2 c=SECRET3 d=DECOY1 e=DECOY2 tail"
         record = Record(
             text=text,
-            secrets=(Span(start=2, end=9, kind="k"), Span(start=12, end=19, kind="k"), Span(start=22, end=29, kind="k")),
+            secrets=(
+                Span(start=2, end=9, kind="k"),
+                Span(start=12, end=19, kind="k"),
+                Span(start=22, end=29, kind="k"),
+            ),
             decoys=(Span(start=32, end=38, kind="d"), Span(start=41, end=47, kind="d")),
             family="f",
         )
@@ -118,7 +121,13 @@ class TestMarks(unittest.TestCase):
         labelled = [(piece.role, piece.status) for piece in pieces if piece.role]
         self.assertEqual(
             labelled,
-            [("secret", "removed"), ("secret", "partial"), ("secret", "missed"), ("decoy", "touched"), ("decoy", "intact")],
+            [
+                ("secret", "removed"),
+                ("secret", "partial"),
+                ("secret", "missed"),
+                ("decoy", "touched"),
+                ("decoy", "intact"),
+            ],
         )
         self.assertEqual("".join(text for piece in pieces for text, _ in piece.parts), text)
         removed = "".join(text for piece in pieces for text, gone in piece.parts if gone)
@@ -196,7 +205,9 @@ class TestTaskStatistics(unittest.TestCase):
 
     def test_the_headline_is_the_mean_of_task_means(self):
         """A task with three 0.0 rollouts and one with a single 1.0 average to 0.5, not 0.25."""
-        summary = analysis.summarise(run_of(episode("a", 0.0), episode("a", 0.0), episode("b", 1.0, 1), episode("a", 0.0)))
+        summary = analysis.summarise(
+            run_of(episode("a", 0.0), episode("a", 0.0), episode("b", 1.0, 1), episode("a", 0.0))
+        )
         self.assertEqual((summary.tasks, summary.rollouts, summary.per_task), (2, 4, 3))
         self.assertEqual(summary.reward.mean, 0.5)
         self.assertEqual(summary.recall, 0.5)
@@ -239,7 +250,14 @@ class TestTaskStatistics(unittest.TestCase):
                 identity={}, started=None, key=f"audit-dev-{index:05d}",
             )  # fmt: skip
 
-        episodes = [rollout(0, 1.0), rollout(1, 0.0), rollout(0, 1.0), rollout(1, 0.5), rollout(0, 0.4), rollout(1, 0.0)]
+        episodes = [
+            rollout(0, 1.0),
+            rollout(1, 0.0),
+            rollout(0, 1.0),
+            rollout(1, 0.5),
+            rollout(0, 0.4),
+            rollout(1, 0.0),
+        ]
         summary = audit.summarise(episodes)
         self.assertEqual((summary.tasks, summary.rollouts, summary.per_task), (2, 6, 3))
         self.assertAlmostEqual(summary.reward.mean, (2.4 / 3 + 0.5 / 3) / 2)
@@ -290,7 +308,9 @@ class TestEpisodeErrors(unittest.TestCase):
         self.assertLessEqual(len(long), len("TaskError: ") + runs.ERROR_CHARS + len(" [...]"))
         self.assertIn(long.removesuffix(" [...]").rsplit(" ", 1)[1], words.split())
         short = "the runtime lacks git-filter-repo, which secrets-audit needs where the agent runs"
-        self.assertEqual(runs.episode_error({"errors": [{"type": "TaskError", "message": short}]}), f"TaskError: {short}")
+        self.assertEqual(
+            runs.episode_error({"errors": [{"type": "TaskError", "message": short}]}), f"TaskError: {short}"
+        )
 
     def test_a_missing_tool_is_named_once_for_the_whole_run(self):
         """Six episodes failing on the same missing tool: the eval summary names the reason once, counted."""
@@ -399,7 +419,9 @@ class TestReportOfRealRuns(unittest.TestCase):
                 rewards[index] = sum(r["score"] * r["weight"] for r in trace["rewards"].values())
                 self.assertEqual(rewards[index], expected.reward)
                 self.assertEqual(set(trace["rewards"]), {"recall", "precision", "clean_gate"})
-                self.assertEqual([e["code"] for e in trace["info"]["redaction_errors"]], [e.code for e in expected.errors])
+                self.assertEqual(
+                    [e["code"] for e in trace["info"]["redaction_errors"]], [e.code for e in expected.errors]
+                )
                 self.assertEqual(trace["info"]["environment"], block)
                 self.assertEqual(trace["task"]["data"]["environment"]["split_commitment"], commitment("dev"))
                 self.assertEqual(trace["info"]["task_seed"], seed_for("dev", index))
@@ -445,20 +467,30 @@ class TestReportOfRealRuns(unittest.TestCase):
                 self.assertEqual(section.locator(".secret.missed, .secret.partial").count(), wrong,
                                  "every secret not removed is drawn")  # fmt: skip
                 self.assertEqual(section.locator(".decoy.touched").count(), metrics["decoys_touched"])
-                self.assertEqual(int(section.locator(".count-secrets-removed").text_content()), metrics["secrets_removed"])
-                self.assertEqual(int(section.locator(".count-decoys-touched").text_content()), metrics["decoys_touched"])
+                self.assertEqual(
+                    int(section.locator(".count-secrets-removed").text_content()), metrics["secrets_removed"]
+                )
+                self.assertEqual(
+                    int(section.locator(".count-decoys-touched").text_content()), metrics["decoys_touched"]
+                )
                 clean = section.locator(".record-ok")
                 summarised = int(clean.get_attribute("data-records")) if clean.count() else 0
                 self.assertEqual(
-                    section.locator(".record-label").count() + summarised, trace["task"]["data"]["hidden_count"],
+                    section.locator(".record-label").count() + summarised,
+                    trace["task"]["data"]["hidden_count"],
                     "every hidden record is drawn in full or summarised",
                 )
                 for label in section.locator(".record-label").all_text_contents():
                     self.assertIn("mistake", label, "only records holding a mistake are drawn in full")
                 seen.update(
                     f"{role}.{status}"
-                    for role, status in [("secret", "removed"), ("secret", "partial"), ("secret", "missed"),
-                                         ("decoy", "touched"), ("decoy", "intact")]  # fmt: skip
+                    for role, status in [
+                        ("secret", "removed"),
+                        ("secret", "partial"),
+                        ("secret", "missed"),
+                        ("decoy", "touched"),
+                        ("decoy", "intact"),
+                    ]  # fmt: skip
                     if section.locator(f".{role}.{status}").count()
                 )
         # The scripted policies between them produce every case the legend names.
@@ -498,7 +530,9 @@ class TestReportOfRealRuns(unittest.TestCase):
         page, problems = open_page(self, self.dev_report)
         table = page.locator("#tasks-run1")
         header = table.locator("th", has_text="reward")
-        column = "Array.from(document.querySelectorAll('#tasks-run1 tbody tr')).map(r => parseFloat(r.cells[1].textContent))"
+        column = (
+            "Array.from(document.querySelectorAll('#tasks-run1 tbody tr')).map(r => parseFloat(r.cells[1].textContent))"
+        )
         header.click()
         ascending = page.evaluate(column)
         self.assertEqual(ascending, sorted(ascending))
@@ -595,7 +629,6 @@ class TestReportOfRealRuns(unittest.TestCase):
         self.assertNotIn(TEST_SECRET, (self.private_run / "report.html").read_text(encoding="utf-8"))
 
 
-
 class TestReportOfOtherLevels(unittest.TestCase):
     """A run at another corpus level rebuilds its tasks at that level: records marked, mistakes by family."""
 
@@ -639,7 +672,9 @@ class TestReportOfRollouts(unittest.TestCase):
         cls.report = cls.run_dir / "report.html"
         cls.rewards: dict[str, list[float]] = {}
         for trace in traces(cls.run_dir):
-            cls.rewards.setdefault(trace["task"]["data"]["id"], []).append(sum(r["score"] * r["weight"] for r in trace["rewards"].values()))
+            cls.rewards.setdefault(trace["task"]["data"]["id"], []).append(
+                sum(r["score"] * r["weight"] for r in trace["rewards"].values())
+            )
 
     @classmethod
     def tearDownClass(cls):
@@ -663,7 +698,9 @@ class TestReportOfRollouts(unittest.TestCase):
         self.assertEqual((config["sampling"]["temperature"], config["sampling"]["max_tokens"]), (0.5, 4096))
         self.assertEqual(config["select"]["seed"], 7)
         self.assertEqual(sorted(map(len, self.rewards.values())), [self.ROLLOUTS] * self.TASKS)
-        self.assertIn(f"{self.TASKS * self.ROLLOUTS} episode(s) scored ({self.TASKS} tasks), mean reward over tasks", self.printed)
+        self.assertIn(
+            f"{self.TASKS * self.ROLLOUTS} episode(s) scored ({self.TASKS} tasks), mean reward over tasks", self.printed
+        )
         self.assertIn(f"episodes finished: {self.TASKS * self.ROLLOUTS} scored, 0 errored", self.printed)
 
     def test_one_entry_and_one_anchor_per_task_with_its_rollouts_inside(self):
@@ -682,7 +719,9 @@ class TestReportOfRollouts(unittest.TestCase):
                 self.assertEqual([rollouts.nth(i).get_attribute("id") for i in range(rollouts.count())],
                                  [f"run1-{task_id}-rollout{turn}" for turn in range(1, self.ROLLOUTS + 1)])  # fmt: skip
                 shown = [float(text) for text in section.locator(".rollout-reward").all_text_contents()]
-                self.assertEqual(shown, [round(reward, 3) for reward in self.rewards[task_id]], "each rollout's reward is reachable")
+                self.assertEqual(
+                    shown, [round(reward, 3) for reward in self.rewards[task_id]], "each rollout's reward is reachable"
+                )
         where = page.locator(".run-where").inner_text()
         self.assertIn(f"{self.TASKS} tasks · {self.TASKS * self.ROLLOUTS} rollouts ({self.ROLLOUTS} per task)", where)
         self.assertEqual(problems, [])
@@ -698,9 +737,13 @@ class TestReportOfRollouts(unittest.TestCase):
         shown = {int(span.get_attribute("data-k")): span.inner_text() for span in page.locator(".pass-at").all()}
         self.assertEqual(list(shown), [1, 2, 3])
         for k, text in shown.items():
-            value = sum(stats.pass_at_k(len(r), sum(x >= 1.0 for x in r), k) for r in self.rewards.values()) / self.TASKS
+            value = (
+                sum(stats.pass_at_k(len(r), sum(x >= 1.0 for x in r), k) for r in self.rewards.values()) / self.TASKS
+            )
             self.assertEqual(text, f"@{k} {value:.3f}")
-        self.assertEqual(page.locator("[data-metric=within-std]").inner_text(), "0.000", "a deterministic policy's rollouts agree")
+        self.assertEqual(
+            page.locator("[data-metric=within-std]").inner_text(), "0.000", "a deterministic policy's rollouts agree"
+        )
         self.assertEqual(page.locator("[data-metric=errored]").inner_text(), f"0 of {self.TASKS * self.ROLLOUTS}")
         self.assertEqual(problems, [])
 
@@ -725,7 +768,10 @@ class TestReportOfRollouts(unittest.TestCase):
         self.assertEqual(problems, [])
 
     def test_the_report_command_counts_tasks_and_rollouts(self):
-        self.assertIn(f"report of 2 run(s), {2 * self.TASKS} task(s), {self.TASKS * (self.ROLLOUTS + 1)} rollouts:", self.report_printed)
+        self.assertIn(
+            f"report of 2 run(s), {2 * self.TASKS} task(s), {self.TASKS * (self.ROLLOUTS + 1)} rollouts:",
+            self.report_printed,
+        )
 
     def test_runs_with_and_without_rollouts_compare_by_task(self):
         """The r=3 run against the r=1 run of the same policy: one row per task, task means, no change."""
@@ -735,6 +781,7 @@ class TestReportOfRollouts(unittest.TestCase):
         self.assertIn("task mean reward", page.locator("h3 + p").first.inner_text())
         self.assertEqual(page.locator("[data-metric=pass-at-k]").count(), 1, "pass@k only for the run with rollouts")
         self.assertEqual(problems, [])
+
 
 if __name__ == "__main__":
     unittest.main()

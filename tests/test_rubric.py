@@ -65,7 +65,9 @@ class TestGrade(unittest.TestCase):
 
     def test_schema_is_pinned(self):
         """The reward schema version and weights change only deliberately."""
-        self.assertEqual((REWARD_SCHEMA_VERSION, WEIGHTS), ("5", {"recall": 0.35, "precision": 0.35, "clean_gate": 0.30}))
+        self.assertEqual(
+            (REWARD_SCHEMA_VERSION, WEIGHTS), ("5", {"recall": 0.35, "precision": 0.35, "clean_gate": 0.30})
+        )
 
 
 if __name__ == "__main__":

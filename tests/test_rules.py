@@ -23,9 +23,7 @@ class TestParseReply(unittest.TestCase):
         """A bare JSON object with valid rules parses to those rules, in order."""
         answer = parse_reply(reply(("AKIA[A-Z2-7]{16}", "[REDACTED]"), ("ghp_\\w{36}", "")))
         self.assertEqual(answer.errors, ())
-        self.assertEqual(
-            answer.rules, (Rule("AKIA[A-Z2-7]{16}", "[REDACTED]"), Rule("ghp_\\w{36}", ""))
-        )
+        self.assertEqual(answer.rules, (Rule("AKIA[A-Z2-7]{16}", "[REDACTED]"), Rule("ghp_\\w{36}", "")))
 
     def test_a_single_json_fence_and_whitespace_are_accepted(self):
         """One ```json fence around the object, with surrounding whitespace, is allowed."""
@@ -36,7 +34,7 @@ class TestParseReply(unittest.TestCase):
 
     def test_zero_rules_are_valid(self):
         """An empty rules list is a valid answer (it simply removes nothing)."""
-        self.assertEqual(parse_reply('{"rules": []}'), parse_reply("```json\n{\"rules\": []}\n```"))
+        self.assertEqual(parse_reply('{"rules": []}'), parse_reply('```json\n{"rules": []}\n```'))
         self.assertEqual(parse_reply('{"rules": []}').errors, ())
 
     def test_other_fences_are_rejected(self):
@@ -65,7 +63,9 @@ class TestParseReply(unittest.TestCase):
             {"pattern": "", "replacement": ""},
         ]})  # fmt: skip
         errors = parse_reply(text).errors
-        self.assertEqual([(e.code, e.rule) for e in errors], [("unsafe_replacement", 1), ("bad_entry", 2), ("bad_entry", 3)])
+        self.assertEqual(
+            [(e.code, e.rule) for e in errors], [("unsafe_replacement", 1), ("bad_entry", 2), ("bad_entry", 3)]
+        )
         for error in errors:
             self.assertTrue(error.detail.startswith(f"rule {error.rule}:"), error.detail)
             self.assertIsNone(error.record)
@@ -74,13 +74,16 @@ class TestParseReply(unittest.TestCase):
         """A reply over the size limit or nested past the parser's depth is malformed, not a crash."""
         huge = '{"rules": [], "pad": "' + "x" * MAX_REPLY_CHARS + '"}'
         deep = "[" * 50_000 + "]" * 50_000
-        for text in (huge, deep[: MAX_REPLY_CHARS]):
+        for text in (huge, deep[:MAX_REPLY_CHARS]):
             with self.subTest(size=len(text)):
                 self.assertEqual([e.code for e in parse_reply(text).errors], ["malformed_json"])
 
     def test_an_integer_past_the_int_string_limit_is_malformed(self):
         """An integer literal of more than 4,300 digits is malformed_json with a detail, not a ValueError."""
-        for text in ('{"rules": [' + "1" * 5000 + "]}", '{"rules": [{"pattern": ' + "9" * 4301 + ', "replacement": ""}]}'):
+        for text in (
+            '{"rules": [' + "1" * 5000 + "]}",
+            '{"rules": [{"pattern": ' + "9" * 4301 + ', "replacement": ""}]}',
+        ):
             with self.subTest(size=len(text)):
                 (error,) = parse_reply(text).errors
                 self.assertEqual(error.code, "malformed_json")
@@ -148,10 +151,20 @@ class TestStaticProblem(unittest.TestCase):
 
     def test_inline_flag_groups_switch_verbose_mode_for_their_contents(self):
         """(?x:...) is verbose inside, (?-x:...) is not; a hostile pattern in either is found."""
-        for pattern in ("(?x:#[\n(?:s){e<=1}#])", "(?x)(?-x:a)#[\n(?:s){e<=1}#]", "(?x-i:#[\n(?:(?:x{1000}){1000})#])", "(?ix:a {e<=1})"):
+        for pattern in (
+            "(?x:#[\n(?:s){e<=1}#])",
+            "(?x)(?-x:a)#[\n(?:s){e<=1}#]",
+            "(?x-i:#[\n(?:(?:x{1000}){1000})#])",
+            "(?ix:a {e<=1})",
+        ):
             with self.subTest(pattern):
                 self.assertIsNotNone(static_problem(pattern))
-        for pattern in ("(?x) AKIA  # the prefix {16} [chars\n [A-Z2-7]{16}", "(?x)a{2, 3}", "(?-x:a#[{]b)", "(?x: a b ){2}"):
+        for pattern in (
+            "(?x) AKIA  # the prefix {16} [chars\n [A-Z2-7]{16}",
+            "(?x)a{2, 3}",
+            "(?-x:a#[{]b)",
+            "(?x: a b ){2}",
+        ):
             with self.subTest(pattern):
                 self.assertIsNone(static_problem(pattern))
                 self.assertEqual(compile_rules([Rule(pattern, "")])[1], [])
@@ -172,7 +185,9 @@ class TestCompileRules(unittest.TestCase):
     def test_invalid_patterns_are_reported_per_rule(self):
         """Each rule that fails to compile yields invalid_regex naming its index."""
         _, errors = compile_rules([Rule("ok", ""), Rule("(unclosed", ""), Rule("a{e<=1}", ""), Rule(r"\L<x>", "")])
-        self.assertEqual([(e.code, e.rule) for e in errors], [("invalid_regex", 1), ("invalid_regex", 2), ("invalid_regex", 3)])
+        self.assertEqual(
+            [(e.code, e.rule) for e in errors], [("invalid_regex", 1), ("invalid_regex", 2), ("invalid_regex", 3)]
+        )
 
     def test_valid_patterns_compile(self):
         """Valid rules compile to patterns, in order."""

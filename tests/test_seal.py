@@ -33,8 +33,10 @@ class TestScrubInitialEnviron(unittest.TestCase):
     def test_an_unset_secret_is_left_alone(self):
         """Without the variable the scrub reports nothing found and changes nothing."""
         env = {k: v for k, v in os.environ.items() if k != PRIVATE_ENV}
-        probe = "from redaction_pressure.seal import scrub_initial_environ; import os; " \
-                f"print(scrub_initial_environ({PRIVATE_ENV!r}), {PRIVATE_ENV!r} in os.environ)"
+        probe = (
+            "from redaction_pressure.seal import scrub_initial_environ; import os; "
+            f"print(scrub_initial_environ({PRIVATE_ENV!r}), {PRIVATE_ENV!r} in os.environ)"
+        )
         result = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
         self.assertEqual(result.stdout.split(), ["False", "False"], result.stderr)
 

@@ -12,11 +12,10 @@ import time
 import unittest
 from pathlib import Path
 
+import verifiers.v1 as vf
 from cases import HANG_SECONDS, PRIVATE_ENV, child_pids, cycled_reply
 from standin import StandInModel
 from test_taskset import scored, tasks
-
-import verifiers.v1 as vf
 from verifiers.v1.serve import EnvClient
 
 from redaction_pressure.redact.api import load_task
@@ -90,7 +89,12 @@ class TestServeEnv(unittest.TestCase):
             try:
                 config = vf.EvalClientConfig(base_url=self.model.url, api_key_var="STANDIN_KEY")
                 runs = [
-                    client.run(client=config, model="standin", sampling=vf.SamplingConfig(), task_data=task.data.model_dump(mode="json"))
+                    client.run(
+                        client=config,
+                        model="standin",
+                        sampling=vf.SamplingConfig(),
+                        task_data=task.data.model_dump(mode="json"),
+                    )
                     for task in self.dev
                 ]
                 return await asyncio.gather(*runs)
@@ -103,10 +107,15 @@ class TestServeEnv(unittest.TestCase):
             here = scored(task, self.replies[task.data.index])
             with self.subTest(task=task.key):
                 self.assertEqual(served.errors, [])
-                self.assertEqual({k: r.score for k, r in served.rewards.items()}, {k: r.score for k, r in here.rewards.items()})
+                self.assertEqual(
+                    {k: r.score for k, r in served.rewards.items()}, {k: r.score for k, r in here.rewards.items()}
+                )
                 self.assertEqual(served.reward, here.reward)
                 drop = {"budget_used"}  # matching time, not a result
-                self.assertEqual({k: v for k, v in served.metrics.items() if k not in drop}, {k: v for k, v in here.metrics.items() if k not in drop})
+                self.assertEqual(
+                    {k: v for k, v in served.metrics.items() if k not in drop},
+                    {k: v for k, v in here.metrics.items() if k not in drop},
+                )
                 self.assertEqual(served.info, here.info)
         self.assertEqual(sorted(e.traces[0].reward for e in episodes), sorted([1.0, 1.0] + [0.0] * 6))
 
@@ -132,7 +141,14 @@ class TestServeEnv(unittest.TestCase):
             try:
                 config = vf.EvalClientConfig(base_url=self.model.url, api_key_var="STANDIN_KEY")
                 runs = [
-                    asyncio.ensure_future(client.run(client=config, model="standin", sampling=vf.SamplingConfig(), task_data=task.data.model_dump(mode="json")))
+                    asyncio.ensure_future(
+                        client.run(
+                            client=config,
+                            model="standin",
+                            sampling=vf.SamplingConfig(),
+                            task_data=task.data.model_dump(mode="json"),
+                        )
+                    )
                     for task in self.dev
                 ]
                 await asyncio.sleep(0.05)
@@ -158,7 +174,11 @@ class TestServeEnv(unittest.TestCase):
         self.server.send_signal(signal.SIGTERM)
         self.assertEqual(self.server.wait(timeout=60), 0, self.server.stderr.read()[-3000:])
         time.sleep(1)
-        alive = [pid for pid in children if Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()]
+        alive = [
+            pid
+            for pid in children
+            if Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+        ]
         self.assertEqual(alive, [], "no worker outlives the server")
 
 

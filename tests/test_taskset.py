@@ -12,23 +12,32 @@ import time
 import unittest
 from pathlib import Path
 
-import verifiers.v1 as vf
 import calibrate
-from cases import EXHAUSTING, HANG_SECONDS, BAD_ANSWERS, OTHER_SECRET, TEST_SECRET, captured_logs, child_pids, longest_dev_task, private_secret
+import verifiers.v1 as vf
+from cases import (
+    BAD_ANSWERS,
+    EXHAUSTING,
+    HANG_SECONDS,
+    OTHER_SECRET,
+    TEST_SECRET,
+    captured_logs,
+    child_pids,
+    longest_dev_task,
+    private_secret,
+)
 from pydantic import ValidationError
 from verifiers.v1.utils.loaders import default_harness_id, taskset_class
 
-from redaction_pressure.redact import policies
-from redaction_pressure.redact.api import load_task, score_reply
 from redaction_pressure.corpus import SECRET_KINDS
-from redaction_pressure.redact.api import identity
-from redaction_pressure.splits import commitment, seed_for
+from redaction_pressure.redact import policies
+from redaction_pressure.redact.api import identity, load_task, score_reply
 from redaction_pressure.redact.taskset import (
     RedactionPressureConfig,
     RedactionPressureData,
     RedactionPressureTask,
     RedactionPressureTaskset,
 )
+from redaction_pressure.splits import commitment, seed_for
 
 ROOT = Path(__file__).resolve().parents[1]
 REWARDS = {"recall": 0.35, "precision": 0.35, "clean_gate": 0.30}
@@ -57,7 +66,9 @@ def scored(task: RedactionPressureTask, reply: str | None) -> vf.Trace:
 
 
 def oracle_reply(task: RedactionPressureTask) -> str:
-    hidden = load_task(task.data.split, task.data.index, shown=task.data.shown_count, hidden=task.data.hidden_count).hidden
+    hidden = load_task(
+        task.data.split, task.data.index, shown=task.data.shown_count, hidden=task.data.hidden_count
+    ).hidden
     return policies.reply(policies.oracle_rules(hidden))
 
 
@@ -127,7 +138,15 @@ class TestScoring(unittest.TestCase):
         self.assertEqual({name: r.score for name, r in trace.rewards.items()}, dict.fromkeys(REWARDS, 1.0))
         self.assertEqual(list(trace.rewards), ["recall", "precision", "clean_gate"])
         self.assertEqual(trace.reward, 1.0)
-        for metric in ("validity", "rules", "secrets_total", "secrets_removed", "chars_removed", "decoys_touched", "budget_used"):
+        for metric in (
+            "validity",
+            "rules",
+            "secrets_total",
+            "secrets_removed",
+            "chars_removed",
+            "decoys_touched",
+            "budget_used",
+        ):
             self.assertIn(metric, trace.metrics)
         shares = {name: value for name, value in trace.metrics.items() if name.startswith("all_removed_")}
         self.assertEqual(set(shares), {f"all_removed_{kind}" for kind in SECRET_KINDS}, "every kind on every episode")
@@ -240,7 +259,11 @@ class TestLoad(unittest.TestCase):
         answer = json.dumps(heavy)
         alone = scored(task, answer)
         self.assertEqual(alone.info["redaction_errors"], [])
-        self.assertGreater(alone.metrics["budget_used"], 0.1, f"the calibrated rules should spend a good share of the budget ({spending})")
+        self.assertGreater(
+            alone.metrics["budget_used"],
+            0.1,
+            f"the calibrated rules should spend a good share of the budget ({spending})",
+        )
         hostile = [
             json.dumps({"rules": [{"pattern": r"(?s)(.|.)*(?<=\x00)", "replacement": ""}]}),
             json.dumps({"rules": [{"pattern": EXHAUSTING, "replacement": ""}] * 24}),
@@ -295,7 +318,10 @@ class TestFaultsAndLoad(unittest.TestCase):
     @staticmethod
     def outcome(trace: vf.Trace) -> tuple:
         # An escaped episode carries its detail, so a failure says why it escaped.
-        codes = [e["code"] if e["code"] != "resource_exhausted" else f"resource_exhausted: {e['detail']}" for e in trace.info["redaction_errors"]]
+        codes = [
+            e["code"] if e["code"] != "resource_exhausted" else f"resource_exhausted: {e['detail']}"
+            for e in trace.info["redaction_errors"]
+        ]
         return ({n: r.score for n, r in trace.rewards.items()}, codes)
 
     def concurrently(self) -> list[tuple]:
@@ -398,7 +424,10 @@ class TestDifficulty(unittest.TestCase):
     def test_the_default_difficulty_is_standard(self):
         """Without a difficulty the taskset is the standard level's, with ids as before."""
         task = tasks("dev", size=1)[0]
-        self.assertEqual((task.data.difficulty, task.data.id, task.data.environment["corpus_version"]), ("standard", "dev-00000", "4"))
+        self.assertEqual(
+            (task.data.difficulty, task.data.id, task.data.environment["corpus_version"]),
+            ("standard", "dev-00000", "4"),
+        )
 
     def test_an_unknown_difficulty_is_refused(self):
         """A misspelt level is a configuration error."""

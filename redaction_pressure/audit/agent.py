@@ -459,7 +459,9 @@ def fix_command(observation: Observation, findings: Findings) -> str | None:
             rules += [f"literal:{p}==>{REPLACED}" for p in parts]
         payload = base64.b64encode(("\n".join(rules) + "\n").encode()).decode()
         lines.append(f"printf %s {payload} | base64 -d > ../.audit-agent-replacements")
-        lines.append("git filter-repo --quiet --force --replace-text ../.audit-agent-replacements >/dev/null 2>&1 || echo 'filter-repo failed'")
+        lines.append(
+            "git filter-repo --quiet --force --replace-text ../.audit-agent-replacements >/dev/null 2>&1 || echo 'filter-repo failed'"
+        )
         lines.append("rm -f ../.audit-agent-replacements")
         lines.append("git reflog expire --expire=now --all && git gc --quiet --prune=now")
     lines.append("cd ..")

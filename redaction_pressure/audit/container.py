@@ -54,11 +54,15 @@ def podman(*args: str, data: bytes | None = None, timeout: float = 600) -> subpr
 
 
 def available() -> str:
-    """"" when podman can run containers here, else the one-line reason it cannot."""
+    """ "" when podman can run containers here, else the one-line reason it cannot."""
     if shutil.which("podman") is None:
         return "podman is not installed (apt-get install podman runc)"
     probe = podman("info", "--format", "{{.Host.OCIRuntime.Name}}", timeout=60)
-    return "" if probe.returncode == 0 else f"podman does not run here: {probe.stderr.decode(errors='replace').strip()[-200:]}"
+    return (
+        ""
+        if probe.returncode == 0
+        else f"podman does not run here: {probe.stderr.decode(errors='replace').strip()[-200:]}"
+    )
 
 
 def has_image(tag: str = IMAGE) -> bool:
@@ -72,7 +76,11 @@ def build_image(tag: str = IMAGE, mirror: str = MIRROR) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         rootfs = Path(scratch) / "rootfs.tar"
         hook = f'--customize-hook=chroot "$1" useradd -m -u 1000 {AGENT}'
-        made = subprocess.run(["mmdebstrap", "--variant=apt", f"--include={PACKAGES}", hook, "bookworm", str(rootfs), mirror], capture_output=True, timeout=1800)
+        made = subprocess.run(
+            ["mmdebstrap", "--variant=apt", f"--include={PACKAGES}", hook, "bookworm", str(rootfs), mirror],
+            capture_output=True,
+            timeout=1800,
+        )
         if made.returncode:
             raise RuntimeError(f"mmdebstrap failed: {made.stderr.decode(errors='replace')[-500:]}")
         imported = podman("import", "-q", "--change", f"ENV PATH={PATH}", str(rootfs), tag)
@@ -93,9 +101,23 @@ class PodmanRuntime:
     def __init__(self, container: str, workdir: str = WORKDIR, image: str = IMAGE) -> None:
         self.container, self.workdir, self.image = container, workdir, image
 
-    def _exec(self, argv: list[str], env: dict[str, str], user: str = "root", data: bytes | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    def _exec(
+        self, argv: list[str], env: dict[str, str], user: str = "root", data: bytes | None = None, timeout: float = 600
+    ) -> subprocess.CompletedProcess:
         flags = [f"--env={k}={v}" for k, v in {"PATH": PATH, **env}.items()]
-        return podman("exec", "-i" if data is not None else "--tty=false", "--user", user, "--workdir", self.workdir, *flags, self.container, *argv, data=data, timeout=timeout)
+        return podman(
+            "exec",
+            "-i" if data is not None else "--tty=false",
+            "--user",
+            user,
+            "--workdir",
+            self.workdir,
+            *flags,
+            self.container,
+            *argv,
+            data=data,
+            timeout=timeout,
+        )
 
     async def run(self, argv: list[str], env: dict[str, str]) -> Result:
         done = await asyncio.to_thread(self._exec, argv, env)
@@ -138,7 +160,20 @@ class PodmanWorkspace:
     def __init__(self, plan: RepoPlan, image: str = IMAGE, agent: str = AGENT) -> None:
         self.plan, self.agent = plan, agent
         self.container = f"secrets-audit-{uuid.uuid4().hex[:12]}"
-        started = podman("run", "-d", "--rm", "--network", "none", "--name", self.container, image, "sh", "-c", f"mkdir -p {WORKDIR} && exec sleep infinity", timeout=120)
+        started = podman(
+            "run",
+            "-d",
+            "--rm",
+            "--network",
+            "none",
+            "--name",
+            self.container,
+            image,
+            "sh",
+            "-c",
+            f"mkdir -p {WORKDIR} && exec sleep infinity",
+            timeout=120,
+        )
         if started.returncode:
             raise RuntimeError(f"podman run failed: {started.stderr.decode(errors='replace')[-300:]}")
         try:
@@ -152,7 +187,16 @@ class PodmanWorkspace:
             made = asyncio.run(self.runtime.run(["python3", "-c", programs.MATERIALIZE, ".audit-input.json"], {}))
             if made.exit_code:
                 raise RuntimeError(f"setting up the repository failed: {made.stderr[-500:]}")
-            asyncio.run(self.runtime.run(["sh", "-c", f"rm -f .audit-input.json && chown -R {agent}: {WORKDIR}/{programs.REPO_DIR} && chown {agent}: {WORKDIR}"], {}))
+            asyncio.run(
+                self.runtime.run(
+                    [
+                        "sh",
+                        "-c",
+                        f"rm -f .audit-input.json && chown -R {agent}: {WORKDIR}/{programs.REPO_DIR} && chown {agent}: {WORKDIR}",
+                    ],
+                    {},
+                )
+            )
         except BaseException:
             self.close()
             raise
@@ -160,7 +204,9 @@ class PodmanWorkspace:
     def bash(self, command: str, timeout: float = 60) -> subprocess.CompletedProcess:
         """`command` run by bash as the agent, in the workspace (the repository is ./repo)."""
         done = self.runtime._exec(["bash", "-c", command], {"HOME": f"/home/{self.agent}"}, self.agent, timeout=timeout)
-        return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"))
+        return subprocess.CompletedProcess(
+            done.args, done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")
+        )
 
     def facts(self, steps: int = 0) -> dict:
         facts = asyncio.run(grading.grade(self.runtime, self.plan, self.toolchain, steps))

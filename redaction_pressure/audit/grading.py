@@ -146,7 +146,10 @@ async def _listings(runtime: Runtime, python: str, folders: list[str]) -> dict[s
     if not folders:
         return {}
     # No bytecode beside the sources is read (a prefix that holds none): finalize runs this after the agent.
-    result = await runtime.run([python, *programs.ISOLATED, "-X", "pycache_prefix=/proc/audit-no-bytecode", "-c", programs.LISTING, *folders], dict(GRADER_ENV))
+    result = await runtime.run(
+        [python, *programs.ISOLATED, "-X", "pycache_prefix=/proc/audit-no-bytecode", "-c", programs.LISTING, *folders],
+        dict(GRADER_ENV),
+    )
     lines = result.stdout.split("\n") if result.exit_code == 0 else []
     return dict(zip(folders, lines)) if len(lines) == len(folders) else {}
 
@@ -167,7 +170,9 @@ async def probe(runtime: Runtime) -> Probe:
     key = json.dumps([runtime_kind(runtime), info["python"], info["site"]])
     loaded = _CLOSURES.get(key)
     if loaded is None:
-        closure = await runtime.run([info["python"], *programs.ISOLATED, "-c", programs.CLOSURE, info["site"]], dict(GRADER_ENV))
+        closure = await runtime.run(
+            [info["python"], *programs.ISOLATED, "-c", programs.CLOSURE, info["site"]], dict(GRADER_ENV)
+        )
         try:
             loaded = json.loads(closure.stdout) if closure.exit_code == 0 else {}
         except ValueError:
@@ -212,7 +217,10 @@ async def _bytecode(runtime: Runtime, info: dict, digests: tuple[tuple[str, str]
         files, archive = kept
         try:
             await runtime.write(BYTECODE_ARCHIVE, archive)
-            unpacked = await runtime.run([info["python"], *programs.ISOLATED, "-c", programs.UNPACK_BYTECODE, BYTECODE_ARCHIVE, BYTECODE_DIR], dict(GRADER_ENV))
+            unpacked = await runtime.run(
+                [info["python"], *programs.ISOLATED, "-c", programs.UNPACK_BYTECODE, BYTECODE_ARCHIVE, BYTECODE_DIR],
+                dict(GRADER_ENV),
+            )
         except Exception:  # noqa: BLE001 - compile instead
             unpacked = None
         lines = unpacked.stdout.strip().splitlines() if unpacked is not None and unpacked.exit_code == 0 else []
@@ -223,7 +231,9 @@ async def _bytecode(runtime: Runtime, info: dict, digests: tuple[tuple[str, str]
 
 async def _compile(runtime: Runtime, info: dict, key: str) -> str:
     """Run PRECOMPILE; keep its files (when its archive holds exactly the files it names)."""
-    compiled = await runtime.run([info["python"], "-I", "-S", "-c", programs.PRECOMPILE, info["site"], BYTECODE_DIR], dict(GRADER_ENV))
+    compiled = await runtime.run(
+        [info["python"], "-I", "-S", "-c", programs.PRECOMPILE, info["site"], BYTECODE_DIR], dict(GRADER_ENV)
+    )
     lines = compiled.stdout.strip().splitlines() if compiled.exit_code == 0 else []
     if len(lines) < 2 or not lines[-2].startswith("{"):
         return ""
@@ -234,7 +244,9 @@ async def _compile(runtime: Runtime, info: dict, key: str) -> str:
     try:
         archive = base64.b64decode(lines[-1], validate=True)
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            inside = {m.name: hashlib.sha256(tar.extractfile(m).read()).hexdigest() for m in tar.getmembers() if m.isfile()}
+            inside = {
+                m.name: hashlib.sha256(tar.extractfile(m).read()).hexdigest() for m in tar.getmembers() if m.isfile()
+            }
     except (ValueError, tarfile.TarError):
         return lines[-2]  # the digests stand; nothing is kept
     if inside == files:  # the archive holds exactly the files the digests name
@@ -257,7 +269,11 @@ def expected_tests(plan: RepoPlan) -> list[str]:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
                 out.append(f"{path}::{node.name}")
             elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-                out += [f"{path}::{node.name}::{f.name}" for f in node.body if isinstance(f, ast.FunctionDef) and f.name.startswith("test")]
+                out += [
+                    f"{path}::{node.name}::{f.name}"
+                    for f in node.body
+                    if isinstance(f, ast.FunctionDef) and f.name.startswith("test")
+                ]
     return out
 
 
@@ -275,7 +291,12 @@ def test_facts(plan: RepoPlan, result: dict) -> dict:
     """passed / total from HEALTH's outcomes, cross-checked with the expected test ids."""
     status = result.get("status")
     if status != "ran":
-        return {"status": status or "no_report", "passed": 0, "total": 0, **({"reason": result["reason"]} if "reason" in result else {})}
+        return {
+            "status": status or "no_report",
+            "passed": 0,
+            "total": 0,
+            **({"reason": result["reason"]} if "reason" in result else {}),
+        }
     outcomes: dict[str, str] = {str(k): str(v) for k, v in (result.get("outcomes") or {}).items()}
     expected = expected_tests(plan)
     total = len(outcomes)
@@ -311,10 +332,17 @@ def history_verdict(plan: RepoPlan, history: repodata.History) -> tuple[str, str
         candidates = [c for c in commits if c["message"] == commit.message.strip()]
         if not candidates:
             lost.append(f"no reachable commit has the message {commit.message.strip()[:60]!r}")
-        elif not any(c["author_time"] == when and all(history.blobs.get(c["tree"].get(p, "")) == d for p, d in keep.items()) for c in candidates):
+        elif not any(
+            c["author_time"] == when and all(history.blobs.get(c["tree"].get(p, "")) == d for p, d in keep.items())
+            for c in candidates
+        ):
             lost.append(f"commit {commit.message.strip()[:60]!r} lost its date or a file that held no secret")
     if lost:
-        return HISTORY_REWRITTEN, f"{len(lost)} of {len(plan.commits)} original commits not kept; first: {lost[0]}", 1 - len(lost) / len(plan.commits)
+        return (
+            HISTORY_REWRITTEN,
+            f"{len(lost)} of {len(plan.commits)} original commits not kept; first: {lost[0]}",
+            1 - len(lost) / len(plan.commits),
+        )
     return HISTORY_OK, "", 1.0
 
 
@@ -332,7 +360,13 @@ def _python(toolchain: Toolchain, scratch: str) -> list[str]:
     return [toolchain.python, *programs.ISOLATED, "-X", f"pycache_prefix={scratch}"]
 
 
-async def grade(runtime: Runtime, plan: RepoPlan, toolchain: Toolchain | None, steps: int, test_timeout: float = programs.TEST_TIMEOUT) -> dict:
+async def grade(
+    runtime: Runtime,
+    plan: RepoPlan,
+    toolchain: Toolchain | None,
+    steps: int,
+    test_timeout: float = programs.TEST_TIMEOUT,
+) -> dict:
     """The facts `finalize` records (see the module docstring); never raises."""
     facts: dict = {
         "secrets": [s.id for s in plan.secrets],
@@ -353,7 +387,9 @@ async def grade(runtime: Runtime, plan: RepoPlan, toolchain: Toolchain | None, s
         return facts
 
 
-async def _grade(runtime: Runtime, plan: RepoPlan, toolchain: Toolchain | None, facts: dict, every: dict, test_timeout: float) -> dict:
+async def _grade(
+    runtime: Runtime, plan: RepoPlan, toolchain: Toolchain | None, facts: dict, every: dict, test_timeout: float
+) -> dict:
     if toolchain is None:
         facts["left"] = every
         facts["reason"] = "setup recorded no toolchain"
@@ -364,7 +400,9 @@ async def _grade(runtime: Runtime, plan: RepoPlan, toolchain: Toolchain | None, 
     if not changed:  # the interpreter checks out: let it list the toolchain's folders
         folders = [p[len(LISTING_PREFIX) :] for p, _ in toolchain.digests if p.startswith(LISTING_PREFIX)]
         listed = await _listings(runtime, toolchain.python, folders)
-        changed = [f"{LISTING_PREFIX}{f}" for f in folders if listed.get(f) != dict(toolchain.digests)[f"{LISTING_PREFIX}{f}"]]
+        changed = [
+            f"{LISTING_PREFIX}{f}" for f in folders if listed.get(f) != dict(toolchain.digests)[f"{LISTING_PREFIX}{f}"]
+        ]
     if changed:
         facts["left"] = every
         facts["tampering"] = [f"toolchain changed: {p}" for p in changed[:10]]
@@ -372,7 +410,17 @@ async def _grade(runtime: Runtime, plan: RepoPlan, toolchain: Toolchain | None, 
         return facts
     scratch = f"/tmp/.audit-pyc-{secrets.token_hex(8)}"
     result = await _run(
-        runtime, [*_python(toolchain, scratch), "-c", programs.ARCHIVE, programs.REPO_DIR, str(MAX_REPO_BYTES), str(MAX_FILE_BYTES), str(MAX_ENTRIES)], 120.0
+        runtime,
+        [
+            *_python(toolchain, scratch),
+            "-c",
+            programs.ARCHIVE,
+            programs.REPO_DIR,
+            str(MAX_REPO_BYTES),
+            str(MAX_FILE_BYTES),
+            str(MAX_ENTRIES),
+        ],
+        120.0,
     )
     if result.exit_code:
         raise RuntimeError(f"the archive program failed: {result.stderr.strip()[-300:]}")
@@ -400,7 +448,9 @@ async def _grade(runtime: Runtime, plan: RepoPlan, toolchain: Toolchain | None, 
     # Names count too: every path (files, folders, refs and branches under .git), and the
     # store's commits, tags and trees (messages, authors, file names), for every secret.
     paths = [*unpacked.tree, *(f".git/{p}" for p in unpacked.git), *(s[0] for s in unpacked.skipped)]
-    names: list[tuple[str, bytes]] = [("<names of files, folders and refs>", "\n".join(paths).encode("utf-8", "surrogateescape"))]
+    names: list[tuple[str, bytes]] = [
+        ("<names of files, folders and refs>", "\n".join(paths).encode("utf-8", "surrogateescape"))
+    ]
     blobs: list[tuple[str, bytes]] = []
     scanned = HISTORY_OK
     budget = inflate.Budget()
@@ -439,10 +489,12 @@ async def _grade(runtime: Runtime, plan: RepoPlan, toolchain: Toolchain | None, 
     await runtime.write(name, payload)
     try:
         run = await _run(
-            runtime, [*_python(toolchain, scratch), "-c", programs.HEALTH, name, digest, toolchain.site, str(test_timeout)], test_timeout + PROGRAM_GRACE
+            runtime,
+            [*_python(toolchain, scratch), "-c", programs.HEALTH, name, digest, toolchain.site, str(test_timeout)],
+            test_timeout + PROGRAM_GRACE,
         )
         result_json = json.loads(run.stdout or "{}")
-    except (asyncio.TimeoutError, ValueError) as exc:
+    except (TimeoutError, ValueError) as exc:
         result_json = {"status": "timeout" if isinstance(exc, asyncio.TimeoutError) else "no_report"}
     facts["tests"] = test_facts(plan, result_json)
     if plan.probes:
@@ -462,7 +514,7 @@ async def _probe(runtime: Runtime, toolchain: Toolchain, scratch: str, plan: Rep
     try:
         run = await _run(runtime, [*_python(toolchain, scratch), "-c", probes.program(), name], probes.PROGRAM_SECONDS)
         out = json.loads(run.stdout or "{}")
-    except (asyncio.TimeoutError, ValueError):
+    except (TimeoutError, ValueError):
         out = {}
     outputs = []
     for who, files, chosen in (("gold", gold, gold_modes), ("agent", tree, agent_modes)):
@@ -474,7 +526,9 @@ async def _probe(runtime: Runtime, toolchain: Toolchain, scratch: str, plan: Rep
             ran.setdefault("results", {}).update(probes.host_results(plan, files, mode))
         outputs.append(runs)
     observed = await asyncio.to_thread(probes.verdict, plan, *outputs)
-    statuses = {f"{who}@{m}": r.get("status") for who, o in zip(("gold", "agent"), outputs, strict=True) for m, r in o.items()}
+    statuses = {
+        f"{who}@{m}": r.get("status") for who, o in zip(("gold", "agent"), outputs, strict=True) for m, r in o.items()
+    }
     bad = {k: v for k, v in statuses.items() if v != "ran"}
     if bad:
         observed["status"] = bad

@@ -134,11 +134,17 @@ def unwrap(data: bytes, budget: Budget, depth: int = 0) -> list[tuple[str, bytes
         if len(data) > 262 and data[257:262] == b"ustar":
             return _tar(data, budget)
         if head[:4] == PACK_SIGNATURE:
-            return [(f"object {sha[:12]} ({kind.decode()})", content) for sha, (kind, content) in pack_objects(data, budget).items()]
+            return [
+                (f"object {sha[:12]} ({kind.decode()})", content)
+                for sha, (kind, content) in pack_objects(data, budget).items()
+            ]
         if data.startswith(BUNDLE_SIGNATURES):
             at = data.find(b"\n\n")
             if at >= 0:
-                return [(f"object {sha[:12]} ({kind.decode()})", content) for sha, (kind, content) in pack_objects(data[at + 2 :], budget).items()]
+                return [
+                    (f"object {sha[:12]} ({kind.decode()})", content)
+                    for sha, (kind, content) in pack_objects(data[at + 2 :], budget).items()
+                ]
     except Oversized:
         raise
     except Exception:  # noqa: BLE001 - damaged containers hold what could be read: nothing more

@@ -100,7 +100,9 @@ def episode(split: str, index: int, policy: str, model: dict | None = None) -> O
     return Outcome(index, plan.scenario, policy, played.total, played.detection, played.health, played.steps)
 
 
-def _play_all(jobs: list[tuple[str, int, str]], model: dict | None, advance: Callable[[], None] | None, workers: int) -> list[Outcome]:
+def _play_all(
+    jobs: list[tuple[str, int, str]], model: dict | None, advance: Callable[[], None] | None, workers: int
+) -> list[Outcome]:
     """Every job's outcome; in a pool of spawned processes (no inherited threads) when there are several."""
     outcomes = []
     if workers <= 1 or len(jobs) <= 1:

@@ -230,7 +230,9 @@ ASSIGN = re.compile(
     r"""([A-Za-z_$][\w$]*)[ \t]*(?::[^=\n]*)?[ \t]*=[ \t]*([^\n;]*)""",
     re.M,
 )
-TOKEN = re.compile(r""""((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|`([^`]*)`|\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)|([A-Za-z_$][\w$]*)|(\S)""")
+TOKEN = re.compile(
+    r""""((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|`([^`]*)`|\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)|([A-Za-z_$][\w$]*)|(\S)"""
+)
 
 
 def _unescape(text: str) -> str:
@@ -323,7 +325,9 @@ def _fold_assignments(text: str) -> list[str]:
             dq, sq, bt, brace, dollar, ident, other = m.groups()
             if dq is not None or bt is not None:
                 inner = dq if dq is not None else bt
-                inner = re.sub(r"\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)", lambda x: env.get(x.group(1) or x.group(2), ""), inner)
+                inner = re.sub(
+                    r"\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)", lambda x: env.get(x.group(1) or x.group(2), ""), inner
+                )
                 parts.append(inner)
             elif sq is not None:
                 parts.append(sq)

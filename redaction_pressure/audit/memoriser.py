@@ -67,7 +67,7 @@ printf '\\n{END_MARK}\\n'
 """
 """Every tracked text file of the working tree, between markers (one tool call)."""
 
-SCAN = r'''
+SCAN = r"""
 import base64, binascii, json, re, subprocess, sys
 spec = json.loads(base64.b64decode(sys.argv[1]))
 patterns = [re.compile(p) for p in spec["captures"]]
@@ -96,7 +96,7 @@ for value in found:
         derived.update(line for line in value.split("\n") if len(line) >= 16 and "-----" not in line)
 for value in sorted((found | derived) - {""}, key=len, reverse=True):
     print("literal:" + value + "==>" + spec["replaced"])
-'''
+"""
 """Run in the workspace's repository: every blob's matches of the learned value patterns (and
 what the values derive, e.g. a base64 token's decoded credential), as filter-repo rules."""
 
@@ -369,7 +369,10 @@ def _derivations(plan: RepoPlan) -> set[str]:
 
 def _source(tree: dict[str, str], text: str, marks: dict[str, str]) -> str | None:
     """The existing file an added one was made from, if one is similar enough (secrets aside)."""
-    scored = [(SequenceMatcher(None, _mask(body, marks), text, autojunk=False).ratio(), path) for path, body in sorted(tree.items())]
+    scored = [
+        (SequenceMatcher(None, _mask(body, marks), text, autojunk=False).ratio(), path)
+        for path, body in sorted(tree.items())
+    ]
     best = max(scored, default=(0.0, None))
     return best[1] if best[0] >= SOURCE_SIMILARITY else None
 
@@ -465,7 +468,10 @@ def learn(plans: Iterable[RepoPlan]) -> dict:
         by_scenario[plan.scenario].append(plan)
     if not by_scenario:
         raise ValueError("the memoriser needs at least one train plan to learn from")
-    return {"version": MODEL_VERSION, "scenarios": {name: learn_scenario(group) for name, group in sorted(by_scenario.items())}}
+    return {
+        "version": MODEL_VERSION,
+        "scenarios": {name: learn_scenario(group) for name, group in sorted(by_scenario.items())},
+    }
 
 
 @lru_cache(maxsize=1)

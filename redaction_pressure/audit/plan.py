@@ -163,7 +163,7 @@ def render(template: str, slots: dict[str, Slot], values: dict[str, str], fixed:
             out = out.replace(marker, text)
     if "«" in out:
         start = out.index("«")
-        raise PlanError(f"unknown slot {out[start:out.index('»', start) + 1]}")
+        raise PlanError(f"unknown slot {out[start : out.index('»', start) + 1]}")
     return out
 
 
@@ -196,7 +196,9 @@ def locate(
         only_history = not places
         if only_history:
             for snapshot in history:
-                places = [(p, line) for p in sorted(snapshot) if (line := _first_line(snapshot[p], secret.value)) is not None]
+                places = [
+                    (p, line) for p in sorted(snapshot) if (line := _first_line(snapshot[p], secret.value)) is not None
+                ]
                 if places:
                     break
         if not places:

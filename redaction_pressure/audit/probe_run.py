@@ -31,15 +31,36 @@ import tempfile
 import time
 
 STUBS = (
-    "rsync", "ssh", "scp", "sftp", "docker", "podman", "kubectl", "helm", "aws", "gcloud", "az", "curl",
-    "wget", "psql", "mysql", "redis-cli", "nc", "sshpass", "vault", "terraform", "npm", "twine", "gh",
+    "rsync",
+    "ssh",
+    "scp",
+    "sftp",
+    "docker",
+    "podman",
+    "kubectl",
+    "helm",
+    "aws",
+    "gcloud",
+    "az",
+    "curl",
+    "wget",
+    "psql",
+    "mysql",
+    "redis-cli",
+    "nc",
+    "sshpass",
+    "vault",
+    "terraform",
+    "npm",
+    "twine",
+    "gh",
 )
 PROBE_SECONDS = 60.0
 """Wall-clock deadline of one mode's child, as the pristine test run's (a safety net: the probes
 themselves take milliseconds)."""
 MAX_OUTPUT = 1 << 20
 
-STUB = r'''
+STUB = r"""
 import json, os, sys
 record = {"cmd": os.path.basename(sys.argv[0]), "args": sys.argv[1:], "stdin": "", "files": {}}
 if not os.isatty(0):
@@ -57,9 +78,9 @@ for arg in sys.argv[1:]:
             pass
 with open(os.environ["PROBE_LOG"], "a") as log:
     log.write(json.dumps(record) + "\n")
-'''
+"""
 
-CHILD = r'''
+CHILD = r"""
 def _probe():
     # Everything the report depends on stays in this function's closure.
     import hashlib, hmac, importlib.util, json, os, re, shutil, subprocess, sys
@@ -165,7 +186,7 @@ def _probe():
 _probe()
 import os as _os
 _os._exit(0)
-'''
+"""
 
 
 def main() -> None:
@@ -230,7 +251,12 @@ def _run(spec: dict, modes: list[dict], copy: str, scratch: str) -> dict:
         stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     os.close(w)
-    request = {"probes": [p for p in spec["probes"] if p["kind"] in ("py", "sh")], "modules": spec["modules"], "nonce": nonce, "modes": modes}
+    request = {
+        "probes": [p for p in spec["probes"] if p["kind"] in ("py", "sh")],
+        "modules": spec["modules"],
+        "nonce": nonce,
+        "modes": modes,
+    }
     try:
         child.stdin.write((json.dumps(request) + "\n").encode())
         child.stdin.close()
@@ -272,7 +298,9 @@ def _run(spec: dict, modes: list[dict], copy: str, scratch: str) -> dict:
         return failed
     if report.get("nonce") != nonce:
         return {mode["name"]: {"status": "forged"} for mode in modes}
-    return {name: run for name, run in (report.get("modes") or {}).items() if name in {m["name"] for m in modes}} or failed
+    return {
+        name: run for name, run in (report.get("modes") or {}).items() if name in {m["name"] for m in modes}
+    } or failed
 
 
 if __name__ == "__main__":

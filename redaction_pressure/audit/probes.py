@@ -113,9 +113,17 @@ def _tar(tree: Mapping[str, bytes]) -> str:
     return base64.b64encode(tar_tree(tree)).decode()
 
 
-def spec(plan: RepoPlan, gold: Mapping[str, bytes], agent: Mapping[str, bytes], gold_modes: list[dict], agent_modes: list[dict]) -> dict:
+def spec(
+    plan: RepoPlan,
+    gold: Mapping[str, bytes],
+    agent: Mapping[str, bytes],
+    gold_modes: list[dict],
+    agent_modes: list[dict],
+) -> dict:
     """The JSON the runtime program reads: both copies, the probes, the modes, the modules to dump."""
-    modules = sorted(p for p in agent if p.endswith(".py") and not p.startswith("tests/") and p.rsplit("/", 1)[-1] != "conftest.py")
+    modules = sorted(
+        p for p in agent if p.endswith(".py") and not p.startswith("tests/") and p.rsplit("/", 1)[-1] != "conftest.py"
+    )
     return {
         "gold": _tar(gold),
         "agent": _tar(agent),
@@ -227,13 +235,22 @@ def verdict(plan: RepoPlan, gold: Mapping[str, dict], agent: Mapping[str, dict])
             shown = _result(agent, original, probe.id)
             # Unset, it shows what the secret makes it show, and the variable does change what it
             # shows (a canary gives something else): the code falls back to the secret.
-            if got and got.get("ok") and got == shown and shown != _result(agent, CANARY, probe.id) and not _same(probe, want, got):
+            if (
+                got
+                and got.get("ok")
+                and got == shown
+                and shown != _result(agent, CANARY, probe.id)
+                and not _same(probe, want, got)
+            ):
                 leaks.setdefault(s.id, []).append(f"probe {probe.id}@{unset} falls back to the secret")
     checks = passed = 0
     failed: list[str] = []
     for probe in plan.probes:
         checks += 1
-        if _same(probe, _result(gold, CANARY, probe.id), _result(agent, CANARY, probe.id)) or f"probe {probe.id}@{CANARY}" in leaking:
+        if (
+            _same(probe, _result(gold, CANARY, probe.id), _result(agent, CANARY, probe.id))
+            or f"probe {probe.id}@{CANARY}" in leaking
+        ):
             passed += 1
         else:
             failed.append(probe.id)

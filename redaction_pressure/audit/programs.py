@@ -30,7 +30,7 @@ MAX_COLLECT_BYTES = 32 * 1024 * 1024
 AUTHOR = ("Audit Fixture", "fixture@example.invalid")
 FIX_MESSAGE = "Read secrets from the environment"
 
-MATERIALIZE = r'''
+MATERIALIZE = r"""
 import json, os, shutil, subprocess, sys
 payload = json.load(open(sys.argv[1]))
 os.remove(sys.argv[1])
@@ -63,9 +63,9 @@ for i, commit in enumerate(payload["commits"]):
     shas.append(subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout.strip())
 for name, upto in payload.get("refs", []):
     git("branch" if "/" in name else "tag", name, shas[upto - 1])
-'''
+"""
 
-CLOSURE = r'''
+CLOSURE = r"""
 import sys
 site = sys.argv[1]
 sys.path.append(site)
@@ -96,13 +96,13 @@ for f in list(files):
         stem = os.path.join(root, os.path.basename(f)[:-3])
         files.update((stem, stem + ".abi3.so", stem + ".so", stem + "." + sys.implementation.cache_tag + "-x86_64-linux-gnu.so"))
 print(json.dumps({"files": sorted(files), "dirs": sorted(dirs)}))
-'''
+"""
 """The files every grading program may load (the modules the grader's programs and pytest import,
 the shared libraries mapped into the interpreter, the dynamic loader's configuration) and the
 folders they sit in, whose listings are checked too (a new file there could shadow a module).
 Run with the interpreter in isolated mode, before the agent acts."""
 
-LISTING = r'''
+LISTING = r"""
 import os, sys
 try:
     from _sha256 import sha256
@@ -116,7 +116,7 @@ for folder in sys.argv[1:]:
         names = ["<unreadable>"]
     out.append(sha256("\\n".join(names).encode("utf-8", "surrogateescape")).hexdigest())
 sys.stdout.write("\\n".join(out))
-'''
+"""
 """Digests of the listings of the toolchain's folders, one line each in the order given (run with
 the digest-checked interpreter; only built-in modules beside `os`, so that reading no bytecode
 costs no compile).
@@ -125,7 +125,7 @@ Python never reads the bytecode beside the sources, and an honest agent whose `p
 there (a toolchain installed without bytecode, `PYTHONDONTWRITEBYTECODE` unset) changed nothing
 the grader loads."""
 
-PROBE = r'''
+PROBE = r"""
 FIND='import json, os, sys, sysconfig, importlib.util
 spec = importlib.util.find_spec("pytest")
 if spec is None or not spec.origin: sys.exit(1)
@@ -146,11 +146,11 @@ done
 command -v git >/dev/null 2>&1 && echo "git: $(readlink -f "$(command -v git)")"
 git filter-repo --version >/dev/null 2>&1 && echo "git-filter-repo: ok"
 exit 0
-'''
+"""
 """Run once by `setup` before the agent acts: the interpreter with pytest, the files of the
 toolchain whose digests `finalize` checks, git and git-filter-repo."""
 
-PRECOMPILE = r'''
+PRECOMPILE = r"""
 import hashlib, json, os, sys
 site, prefix = sys.argv[1], os.path.abspath(sys.argv[2])
 sys.pycache_prefix = prefix
@@ -175,14 +175,14 @@ with tarfile.open(fileobj=archive, mode="w") as tar:
             tar.addfile(member, io.BytesIO(data))
 print(json.dumps({"prefix": prefix, "files": files}))
 print(base64.b64encode(archive.getvalue()).decode())
-'''
+"""
 """Run by `setup`, before the agent acts, when the grader has no bytecode for this toolchain yet:
 compiles pytest and the standard-library modules a pristine run imports into a bytecode folder
 and prints each file's sha256 (one JSON line), then the files themselves (a base64 tar line) for
 the grader to keep. The health run copies only files that still match into its own fresh
 bytecode folder, so it starts fast and never reads bytecode the agent wrote."""
 
-UNPACK_BYTECODE = r'''
+UNPACK_BYTECODE = r"""
 import io, os, sys, tarfile
 archive, prefix = sys.argv[1], os.path.abspath(sys.argv[2])
 with open(archive, "rb") as f:
@@ -191,7 +191,7 @@ os.remove(archive)
 with tarfile.open(fileobj=io.BytesIO(data)) as tar:
     tar.extractall(prefix, filter="data")
 print(prefix)
-'''
+"""
 """Run by `setup` instead of PRECOMPILE when the grader kept bytecode for this very toolchain:
 writes those files (the grader's own archive) into the bytecode folder; compiling them again
 would give the same bytes. An interpreter without tarfile's extraction filters (before 3.11.4)
@@ -202,7 +202,7 @@ ISOLATED = ("-I", "-S", "-B")
 current directory on sys.path, no bytecode written (`-X pycache_prefix` keeps it from reading
 any `__pycache__` either)."""
 
-ARCHIVE = r'''
+ARCHIVE = r"""
 import base64, io, json, os, shutil, stat, sys, tarfile
 repo, cap, file_cap, max_entries = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 DERIVED_DIRS = {"__pycache__", ".pytest_cache"}
@@ -282,7 +282,7 @@ info.size = len(meta)
 tar.addfile(info, io.BytesIO(meta))
 tar.close()
 sys.stdout.write(base64.b64encode(buf.getvalue()).decode())
-'''
+"""
 """Reads `repo/` (working tree and the whole `.git`) into a tar on stdout, base64: regular files
 only, opened without following links and without blocking; symlinks, FIFOs, sockets and devices
 are reported, not read; bytecode and test caches outside `.git` are deleted first. Runs with the
@@ -438,7 +438,7 @@ killed afterwards."""
 
 TOOL_SERVER_ALIVE = (
     "W=$(pwd -P); for p in /proc/[0-9]*; do"
-    " [ \"$(readlink $p/cwd 2>/dev/null)\" = \"$W\" ] || continue;"
+    ' [ "$(readlink $p/cwd 2>/dev/null)" = "$W" ] || continue;'
     " tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -q 'redaction_pressure[.]audit[.]tools' && exit 0; done; exit 1"
 )
 """Exit 0 while this workspace's colocated audit tool server runs, 1 once it is gone."""
@@ -446,7 +446,9 @@ TOOL_SERVER_ALIVE = (
 
 def materialize_input(plan: RepoPlan) -> bytes:
     commits = [{"message": c.message, "files": [list(f) for f in c.files]} for c in plan.commits]
-    return json.dumps({"repo": REPO_DIR, "author": list(AUTHOR), "commits": commits, "refs": [list(r) for r in plan.refs]}).encode()
+    return json.dumps(
+        {"repo": REPO_DIR, "author": list(AUTHOR), "commits": commits, "refs": [list(r) for r in plan.refs]}
+    ).encode()
 
 
 def oracle_script(plan: RepoPlan, history: bool = True) -> str:
@@ -461,7 +463,7 @@ def oracle_script(plan: RepoPlan, history: bool = True) -> str:
             lines.append(f"git rm -q --cached --ignore-unmatch {quoted}; rm -f {quoted}")
         else:
             payload = base64.b64encode(text.encode()).decode()
-            lines.append(f"mkdir -p \"$(dirname {quoted})\"; printf %s {payload} | base64 -d > {quoted}")
+            lines.append(f'mkdir -p "$(dirname {quoted})"; printf %s {payload} | base64 -d > {quoted}')
     lines.append(f"git add -A; git commit -q -m {shlex.quote(FIX_MESSAGE)}")
     history = plan.history_secrets if history else ()
     if history:
@@ -471,5 +473,3 @@ def oracle_script(plan: RepoPlan, history: bool = True) -> str:
         lines.append("git filter-repo --quiet --force --replace-text ../.audit-replacements >/dev/null")
         lines.append("rm -f ../.audit-replacements")
     return "\n".join(lines) + "\n"
-
-

@@ -179,7 +179,11 @@ def _ref_targets(git: dict[str, bytes]) -> set[str]:
             # "SHA name" and "^SHA" (peeled) lines: the object is the line's first field; a name
             # may hold a SHA too (git-filter-repo's refs/replace/<old commit>), which is no target.
             starts |= {m.decode() for m in re.findall(rb"^\^?([0-9a-f]{40})\b", data, re.M)}
-        elif path.startswith("refs/") or path.startswith("logs/") or path in ("HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD"):
+        elif (
+            path.startswith("refs/")
+            or path.startswith("logs/")
+            or path in ("HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD")
+        ):
             starts |= {m.decode() for m in SHA.findall(data)}
     index = git.get("index", b"")
     if index[:4] == b"DIRC" and len(index) > 12:
@@ -210,7 +214,11 @@ def read_history(git: dict[str, bytes], budget: Budget | None = None) -> History
     objects = {**packed, **loose}
     labels = [(f"object {sha[:12]} ({kind.decode()})", content) for sha, (kind, content) in objects.items()]
     history = History(HISTORY_OK, objects=labels)
-    history.names = [(label, content) for (label, content), (kind, _) in zip(labels, objects.values(), strict=True) if kind != b"blob"]
+    history.names = [
+        (label, content)
+        for (label, content), (kind, _) in zip(labels, objects.values(), strict=True)
+        if kind != b"blob"
+    ]
     outside = _alternates(git)
     if outside:
         history.state = HISTORY_CORRUPT
@@ -267,7 +275,11 @@ def read_history(git: dict[str, bytes], budget: Budget | None = None) -> History
                     author_time = rest.rsplit(b" ", 2)[-2].decode() if rest.count(b" ") >= 2 else ""
             if tree not in trees:
                 trees[tree] = flatten(tree, "")
-            history.commits[sha] = {"message": message.decode("utf-8", "replace").strip(), "author_time": author_time, "tree": trees[tree]}
+            history.commits[sha] = {
+                "message": message.decode("utf-8", "replace").strip(),
+                "author_time": author_time,
+                "tree": trees[tree],
+            }
             todo += parents
         elif kind == b"tag":
             m = re.match(rb"object ([0-9a-f]{40})", content)

@@ -63,9 +63,7 @@ def observe(
     calls = list(calls)
     findings = [f for f in plan.findings if f.id in visible_ids]
     conflicts = {
-        secret: entry
-        for secret, entry in conflict_map(plan).items()
-        if any(f.secret == secret for f in findings)
+        secret: entry for secret, entry in conflict_map(plan).items() if any(f.secret == secret for f in findings)
     }
     shown_conflicts = {
         next(f.id for f in findings if f.secret == secret): {
@@ -118,15 +116,21 @@ def render(status: Status) -> str:
     for f in status.visible:
         mark = "fixed" if f["fixed"] else "open"
         lines.append(f"  {f['id']} [{mark}] {f['kind']} at {f['path']}:{f['line']} ({f['tier']})")
-    lines.append(f"Steps taken: {status.steps}, remaining: {status.remaining}; efficiency bonus now {status.efficiency:.3f}")
-    lines.append(f"Security score (secrets gone from the working tree): {status.security:.2f}; health score: {status.health:.2f}")
+    lines.append(
+        f"Steps taken: {status.steps}, remaining: {status.remaining}; efficiency bonus now {status.efficiency:.3f}"
+    )
+    lines.append(
+        f"Security score (secrets gone from the working tree): {status.security:.2f}; health score: {status.health:.2f}"
+    )
     if status.first_failure:
         f = status.first_failure
         lines.append(f"First failing test: {f.get('id', '?')} ({f.get('when', '?')}): {f.get('error', '')}")
     if status.conflicts:
         lines.append("Conflict map:")
         for fid, entry in status.conflicts.items():
-            lines.append(f"  {fid}: reveals {entry['reveals']} hidden finding(s); shares its secret with {entry['blocks']}")
+            lines.append(
+                f"  {fid}: reveals {entry['reveals']} hidden finding(s); shares its secret with {entry['blocks']}"
+            )
     lines.append("Next actions:")
     lines += [f"  {i + 1}. {a.text}" for i, a in enumerate(status.actions)] or ["  (none)"]
     lines.append(f"Top blocker: {status.blocker or 'none'}")

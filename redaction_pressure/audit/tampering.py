@@ -33,8 +33,18 @@ MODULES = {"atexit": "an exit hook (atexit)", "builtins": "writes to builtins", 
            "gc": "the garbage collector (gc)", "signal": "signal handlers", "faulthandler": "faulthandler",
            "inspect": "frame inspection (inspect)", "importlib": "dynamic imports (importlib)",
            "traceback": "frame walking (traceback)"}  # fmt: skip
-FRAMES = {"tb_frame", "f_back", "f_locals", "f_globals", "gi_frame", "cr_frame", "ag_frame", "__closure__",
-          "cell_contents", "__globals__"}
+FRAMES = {
+    "tb_frame",
+    "f_back",
+    "f_locals",
+    "f_globals",
+    "gi_frame",
+    "cr_frame",
+    "ag_frame",
+    "__closure__",
+    "cell_contents",
+    "__globals__",
+}
 """Attributes that walk into other frames or closures, where the test runner keeps its state."""
 ATTRS = {("os", "_exit"): "os._exit", ("sys", "modules"): "sys.modules", ("sys", "meta_path"): "sys.meta_path",
          ("sys", "path_hooks"): "sys.path_hooks", ("sys", "settrace"): "sys.settrace", ("sys", "setprofile"): "sys.setprofile",
@@ -65,7 +75,8 @@ def check_source(path: str, text: str) -> list[str]:
     guards = {
         id(side)
         for node in ast.walk(tree)
-        if isinstance(node, ast.Compare) and any(isinstance(n, ast.Name) and n.id == "__name__" for n in [node.left, *node.comparators])
+        if isinstance(node, ast.Compare)
+        and any(isinstance(n, ast.Name) and n.id == "__name__" for n in [node.left, *node.comparators])
         for side in [node.left, *node.comparators]
     }
     for node in ast.walk(tree):
@@ -76,7 +87,9 @@ def check_source(path: str, text: str) -> list[str]:
             if root in MODULES:
                 found.append(MODULES[root])
             found += [ATTRS[(root, a.name)] for a in node.names if (root, a.name) in ATTRS]
-        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (node.value.id, node.attr) in ATTRS:
+        elif (
+            isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (node.value.id, node.attr) in ATTRS
+        ):
             found.append(ATTRS[(node.value.id, node.attr)])
         elif isinstance(node, ast.Attribute) and node.attr in FRAMES:
             found.append(f"frame or closure access ({node.attr})")

@@ -36,11 +36,11 @@ from redaction_pressure.audit.plan import RepoPlan, tools_plan_json
 from redaction_pressure.audit.prompt import prompt
 from redaction_pressure.audit.rubric import AUDIT_REWARD_SCHEMA_VERSION, AuditScore, score_facts
 from redaction_pressure.audit.scenarios import AUDIT_VERSION
-from redaction_pressure.seal import scrub_initial_environ
 from redaction_pressure.audit.tiers import AUDIT_TOOLS, Call, visible
 from redaction_pressure.audit.tools import AuditState, AuditTools, AuditToolsConfig, window_marks
 from redaction_pressure.corpus import CORPUS_VERSION
 from redaction_pressure.identity import block
+from redaction_pressure.seal import scrub_initial_environ
 
 ENVIRONMENT = "secrets-audit"
 ISOLATING_RUNTIMES = "docker, apptainer, modal, e2b or prime"
@@ -132,9 +132,20 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
         if user:
             # The agent owns its workspace and nothing of the toolchain (root's): it cannot write
             # the interpreter, its libraries, pytest or git, which the grader's programs run on.
-            made = await runtime.run(["sh", "-c", 'id "$1" >/dev/null 2>&1 || useradd -m "$1"; chown -R "$1": . && chown "$1": "$(pwd)"', "sh", user], {})
+            made = await runtime.run(
+                [
+                    "sh",
+                    "-c",
+                    'id "$1" >/dev/null 2>&1 || useradd -m "$1"; chown -R "$1": . && chown "$1": "$(pwd)"',
+                    "sh",
+                    user,
+                ],
+                {},
+            )
             if made.exit_code:
-                raise vf.TaskError(f"task {self.key}: giving the workspace to {user!r} failed: {made.stderr.strip()[-300:]}")
+                raise vf.TaskError(
+                    f"task {self.key}: giving the workspace to {user!r} failed: {made.stderr.strip()[-300:]}"
+                )
         if self._toolchains is None:
             self._toolchains = {}
         self._toolchains[runtime.name] = toolchain
@@ -230,9 +241,15 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
 
         plan = self.plan
         try:
-            return await asyncio.wait_for(grading.grade(runtime, plan, toolchain, steps, self.config.command_timeout), FINALIZE_TIMEOUT)
-        except asyncio.TimeoutError:
-            facts = {"secrets": [s.id for s in plan.secrets], "steps": steps, "tests": {"status": "timeout", "passed": 0, "total": 0}}
+            return await asyncio.wait_for(
+                grading.grade(runtime, plan, toolchain, steps, self.config.command_timeout), FINALIZE_TIMEOUT
+            )
+        except TimeoutError:
+            facts = {
+                "secrets": [s.id for s in plan.secrets],
+                "steps": steps,
+                "tests": {"status": "timeout", "passed": 0, "total": 0},
+            }
             facts["left"] = {s.id: {"tree": ["<unread>"], "history": []} for s in plan.secrets}
             facts["reason"] = f"grading took longer than {FINALIZE_TIMEOUT:g} s"
             return facts

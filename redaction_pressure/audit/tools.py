@@ -101,7 +101,10 @@ def window_marks(plan: RepoPlan, salt: str) -> dict[str, list[str]]:
     """Salted digests of every 16-character window of each secret's value (what the tools may hold)."""
     from redaction_pressure.audit.leakscan import WINDOW, windows
 
-    return {s.id: sorted({_mark(salt, w) for text in (s.value, *s.also) for w in windows(text) if len(w) == WINDOW}) for s in plan.secrets}
+    return {
+        s.id: sorted({_mark(salt, w) for text in (s.value, *s.also) for w in windows(text) if len(w) == WINDOW})
+        for s in plan.secrets
+    }
 
 
 def _mark(salt: str, window: str) -> str:
@@ -153,7 +156,9 @@ class AuditTools(vf.Toolset[AuditToolsConfig, AuditState]):
 
     def _run(self, argv: list[str]) -> str:
         try:
-            result = subprocess.run(argv, cwd=REPO_DIR, capture_output=True, text=True, timeout=self.config.command_timeout)
+            result = subprocess.run(
+                argv, cwd=REPO_DIR, capture_output=True, text=True, timeout=self.config.command_timeout
+            )
         except subprocess.TimeoutExpired:
             return f"error: timed out after {self.config.command_timeout:g} s"
         except OSError as exc:
@@ -201,7 +206,9 @@ class AuditTools(vf.Toolset[AuditToolsConfig, AuditState]):
         health, tests = self._health(plan)
         calls = [Call(c["tool"], c["args"]) for c in state.calls]
         visible = sorted(set(state.announced))
-        observed = audit_status.observe(plan, visible, state.fixed, calls, state.steps, health, tests.get("first_failure"))
+        observed = audit_status.observe(
+            plan, visible, state.fixed, calls, state.steps, health, tests.get("first_failure")
+        )
         return audit_status.render(observed)
 
     def _health(self, plan: RepoPlan) -> tuple[float, dict]:

@@ -105,12 +105,21 @@ EXAMPLES = {
     "show": ["show dev 3 --difficulty hard --shown 4", "show --taskset secrets-audit dev 7 --json"],
     "play": ["play --taskset secrets-audit dev 3", "play --taskset secrets-audit train 40"],
     "score": ["score --split dev --index 0 answer.json", "score --split dev --size 64 answer.json --json"],
-    "baselines": ["baselines --difficulty easy", "baselines --taskset secrets-audit --split train --start 260 --size 26"],
+    "baselines": [
+        "baselines --difficulty easy",
+        "baselines --taskset secrets-audit --split train --start 260 --size 26",
+    ],
     "export": ["export dev --out exports/dev", "export train --size 1000 --difficulty hard --out exports/train-hard"],
     "serve": ["serve --policy induction --port 8000"],
-    "serve-env": ["serve-env --port 5000 --workers 2", "serve-env --host 0.0.0.0 --port 5000 --elastic --max-workers 8"],
+    "serve-env": [
+        "serve-env --port 5000 --workers 2",
+        "serve-env --host 0.0.0.0 --port 5000 --elastic --max-workers 8",
+    ],
     "eval": ["eval -n 8 -r 3", "eval --model MODEL --base-url http://127.0.0.1:8000/v1 --api-key-var OPENAI_API_KEY"],
-    "report": ["report outputs/RUN_DIR -o outputs/report.html", "report outputs/RUN_A outputs/RUN_B -o outputs/compare.html"],
+    "report": [
+        "report outputs/RUN_DIR -o outputs/report.html",
+        "report outputs/RUN_A outputs/RUN_B -o outputs/compare.html",
+    ],
 }
 """One or two command lines per command, printed at the end of its --help."""
 

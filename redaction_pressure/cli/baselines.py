@@ -85,7 +85,9 @@ def audit_indices(split: str, size: int | None, start: int) -> range:
     if split == "train" and size is None:
         raise common.UsageError("train is unbounded: pass --size N")
     if split == "dev" and start + (size or 1) > audit_splits.DEV_SIZE:
-        raise common.UsageError(f"dev has {audit_splits.DEV_SIZE} secrets-audit tasks; --start {start} --size {size} runs past them")
+        raise common.UsageError(
+            f"dev has {audit_splits.DEV_SIZE} secrets-audit tasks; --start {start} --size {size} runs past them"
+        )
     return range(start, start + size if size is not None else audit_splits.DEV_SIZE)
 
 

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from redaction_pressure import splits
+from redaction_pressure.corpus import DEFAULT_DIFFICULTY, DIFFICULTIES
 from redaction_pressure.redact.api import (
     DEFAULT_HIDDEN,
     DEFAULT_SHOWN,
@@ -17,7 +18,6 @@ from redaction_pressure.redact.api import (
     RedactionTask,
     load_task,
 )
-from redaction_pressure.corpus import DEFAULT_DIFFICULTY, DIFFICULTIES
 
 PROG = "redaction-pressure"
 TASKSET = "redaction-pressure"
@@ -41,7 +41,9 @@ def check_port_free(port: int, host: str = "127.0.0.1") -> None:
         probe.bind((host, port))
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            raise OSError(f"port {port} on {host} is already in use; choose another with --port (0 picks a free one)") from None
+            raise OSError(
+                f"port {port} on {host} is already in use; choose another with --port (0 picks a free one)"
+            ) from None
         raise OSError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     finally:
         probe.close()
@@ -54,7 +56,9 @@ def host(text: str) -> str:
     try:
         return str(ipaddress.IPv4Address(text))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an IPv4 address such as 127.0.0.1 or 0.0.0.0 (got {text!r})") from None
+        raise argparse.ArgumentTypeError(
+            f"must be an IPv4 address such as 127.0.0.1 or 0.0.0.0 (got {text!r})"
+        ) from None
 
 
 def port(text: str) -> int:
@@ -99,8 +103,18 @@ def write_report(render, found: list, output: Path, err: Console) -> Path:
 
 
 def sizes(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--shown", type=records(MAX_SHOWN), default=DEFAULT_SHOWN, help=f"records shown in the prompt, 1 to {MAX_SHOWN} (default {DEFAULT_SHOWN})")
-    parser.add_argument("--hidden", type=records(MAX_HIDDEN), default=DEFAULT_HIDDEN, help=f"unseen records scored, 1 to {MAX_HIDDEN} (default {DEFAULT_HIDDEN})")
+    parser.add_argument(
+        "--shown",
+        type=records(MAX_SHOWN),
+        default=DEFAULT_SHOWN,
+        help=f"records shown in the prompt, 1 to {MAX_SHOWN} (default {DEFAULT_SHOWN})",
+    )
+    parser.add_argument(
+        "--hidden",
+        type=records(MAX_HIDDEN),
+        default=DEFAULT_HIDDEN,
+        help=f"unseen records scored, 1 to {MAX_HIDDEN} (default {DEFAULT_HIDDEN})",
+    )
     difficulty(parser)
 
 

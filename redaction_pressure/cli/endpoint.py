@@ -16,8 +16,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 MODEL_NAME = "redaction-pressure-policy"
 _USAGE = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
@@ -49,7 +49,9 @@ class _Server(ThreadingHTTPServer):
 class ChatServer:
     """Serve `answer(body) -> reply text` on 127.0.0.1 until `close()`; `url` is the /v1 base URL."""
 
-    def __init__(self, answer: Callable[[dict], str | list[dict[str, Any]]], port: int = 0, model: str = MODEL_NAME) -> None:
+    def __init__(
+        self, answer: Callable[[dict], str | list[dict[str, Any]]], port: int = 0, model: str = MODEL_NAME
+    ) -> None:
         self.answer, self.model = answer, model
         self._server = _Server(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
@@ -76,7 +78,13 @@ class ChatServer:
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
-                    self._json(200, {"object": "list", "data": [{"id": server.model, "object": "model", "owned_by": "redaction-pressure"}]})
+                    self._json(
+                        200,
+                        {
+                            "object": "list",
+                            "data": [{"id": server.model, "object": "model", "owned_by": "redaction-pressure"}],
+                        },
+                    )
                 else:
                     self._json(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -92,7 +100,11 @@ class ChatServer:
                     self._json(404, {"error": {"message": f"no route {self.path}"}})
                     return
                 reply = server.answer(body)
-                base = {"id": f"chatcmpl-{time.monotonic_ns()}", "created": int(time.time()), "model": body.get("model") or server.model}
+                base = {
+                    "id": f"chatcmpl-{time.monotonic_ns()}",
+                    "created": int(time.time()),
+                    "model": body.get("model") or server.model,
+                }
                 calls = None
                 if isinstance(reply, list):
                     calls = [

@@ -36,14 +36,24 @@ def add(commands) -> None:
     evaluate.add_argument("--api-key-var", help="environment variable holding the endpoint's key")
     evaluate.add_argument("--split", choices=splits.SPLITS, default="dev")
     common.difficulty(evaluate)
-    evaluate.add_argument("-n", "--num-tasks", type=int, help="tasks to run (default: all 64 of dev; required for train)")
-    evaluate.add_argument("-c", "--max-concurrent", type=int, help="episodes in flight (vf-eval's -c; default vf-eval's)")
-    evaluate.add_argument("-o", "--output", type=Path, default=Path("outputs"), help="folder of runs, as vf-eval's -o (default ./outputs)")
+    evaluate.add_argument(
+        "-n", "--num-tasks", type=int, help="tasks to run (default: all 64 of dev; required for train)"
+    )
+    evaluate.add_argument(
+        "-c", "--max-concurrent", type=int, help="episodes in flight (vf-eval's -c; default vf-eval's)"
+    )
+    evaluate.add_argument(
+        "-o", "--output", type=Path, default=Path("outputs"), help="folder of runs, as vf-eval's -o (default ./outputs)"
+    )
     # Read as text and checked in `sampling`, so a bad value is one line, like every other usage error.
     evaluate.add_argument("-r", "--num-rollouts", "--rollouts-per-example", dest="rollouts", metavar="N",
                           help="rollouts per task (vf-eval's -r; default 1); the report groups them by task")  # fmt: skip
-    evaluate.add_argument("--temperature", metavar="T", help="sampling temperature sent to the model (vf-eval's --sampling.temperature)")
-    evaluate.add_argument("--max-tokens", metavar="N", help="most tokens per model reply (vf-eval's --sampling.max-tokens)")
+    evaluate.add_argument(
+        "--temperature", metavar="T", help="sampling temperature sent to the model (vf-eval's --sampling.temperature)"
+    )
+    evaluate.add_argument(
+        "--max-tokens", metavar="N", help="most tokens per model reply (vf-eval's --sampling.max-tokens)"
+    )
     evaluate.add_argument("vf_args", nargs="*", metavar="-- VF_EVAL_ARG",
                           help="after --: further vf-eval arguments, passed as given (e.g. -- --sampling.top-p 0.9)")  # fmt: skip
     evaluate.set_defaults(run=run)
@@ -122,7 +132,9 @@ def audit_answer(name: str):
     from redaction_pressure.audit import agent
 
     if name not in AUDIT_POLICIES:
-        raise common.UsageError(f"unknown {common.AUDIT_TASKSET} policy {name!r}; choose one of {', '.join(AUDIT_POLICIES)}")
+        raise common.UsageError(
+            f"unknown {common.AUDIT_TASKSET} policy {name!r}; choose one of {', '.join(AUDIT_POLICIES)}"
+        )
     return agent.answer
 
 
@@ -130,7 +142,6 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     import os
 
     from redaction_pressure.cli import evaluate
-
     from redaction_pressure.report import runs
 
     # Evaluating needs no report libraries: without the extra, the run is scored and summarised
@@ -140,7 +151,9 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.policy is None:
         args.policy = "baseline" if audit else "induction"
     if audit and args.policy not in AUDIT_POLICIES and args.base_url is None:
-        raise common.UsageError(f"unknown {common.AUDIT_TASKSET} policy {args.policy!r}; choose one of {', '.join(AUDIT_POLICIES)}")
+        raise common.UsageError(
+            f"unknown {common.AUDIT_TASKSET} policy {args.policy!r}; choose one of {', '.join(AUDIT_POLICIES)}"
+        )
     if audit and args.difficulty != common.DEFAULT_DIFFICULTY:
         raise common.UsageError(f"--difficulty is a {common.TASKSET} option; {common.AUDIT_TASKSET} has one level")
     if args.split == "train" and args.num_tasks is None:
@@ -165,7 +178,9 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     env.setdefault("UV_COMPILE_BYTECODE", "1")
     with model_endpoint(args, env) as endpoint:
         times = f" × {sampled.rollouts} rollouts" if sampled.rollouts > 1 else ""
-        err.print(f"vf-eval {args.taskset}: {tasks} {args.split} task(s){times}, model {endpoint.model} at {endpoint.base_url}")
+        err.print(
+            f"vf-eval {args.taskset}: {tasks} {args.split} task(s){times}, model {endpoint.model} at {endpoint.base_url}"
+        )
         with Progress(console=err, transient=False) as bar:
             # "finished", not "scored": an errored episode ends too, and is not a score.
             job = bar.add_task("episodes finished", total=tasks * sampled.rollouts)

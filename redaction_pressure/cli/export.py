@@ -10,9 +10,9 @@ from rich.console import Console
 from rich.progress import Progress
 
 from redaction_pressure import splits
-from redaction_pressure.redact.api import RedactionTask
 from redaction_pressure.cli import common
 from redaction_pressure.corpus import DEFAULT_DIFFICULTY
+from redaction_pressure.redact.api import RedactionTask
 
 
 def add(commands) -> None:
@@ -57,10 +57,14 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def task_row(task: RedactionTask) -> dict:
     return {
-        "id": f"{task.split}-{task.index:05d}" if task.difficulty == DEFAULT_DIFFICULTY else f"{task.split}-{task.difficulty}-{task.index:05d}",
+        "id": f"{task.split}-{task.index:05d}"
+        if task.difficulty == DEFAULT_DIFFICULTY
+        else f"{task.split}-{task.difficulty}-{task.index:05d}",
         "split": task.split,
         "index": task.index,
-        "seed": splits.seed_for(task.split, task.index),  # the split's seed; `difficulty` adds the level (an int64 column)
+        "seed": splits.seed_for(
+            task.split, task.index
+        ),  # the split's seed; `difficulty` adds the level (an int64 column)
         "difficulty": task.difficulty,
         "system_prompt": task.prompt.system,
         "user_prompt": task.prompt.user,

@@ -56,7 +56,9 @@ def add(commands) -> None:
     )  # fmt: skip
     play.add_argument("--taskset", choices=(common.TASKSET, common.AUDIT_TASKSET), default=common.TASKSET,
                       help=f"which taskset's task; play supports only {common.AUDIT_TASKSET} for now, so pass it")  # fmt: skip
-    play.add_argument("split", choices=splits.SPLITS, help="train or dev (a private_eval task never runs its agent on this host)")
+    play.add_argument(
+        "split", choices=splits.SPLITS, help="train or dev (a private_eval task never runs its agent on this host)"
+    )
     play.add_argument("index", type=int)
     play.set_defaults(run=run)
 
@@ -81,11 +83,15 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
 def _plan(args: argparse.Namespace):
     """The task's plan, or a usage error naming what is wrong (before anything heavy is imported)."""
     if args.taskset != common.AUDIT_TASKSET:
-        raise UsageError(f"play supports only --taskset {common.AUDIT_TASKSET} for now ({args.taskset} is one reply: see show and score)")
+        raise UsageError(
+            f"play supports only --taskset {common.AUDIT_TASKSET} for now ({args.taskset} is one reply: see show and score)"
+        )
     from redaction_pressure.audit import splits as audit_splits
 
     if args.split == "private_eval":
-        raise UsageError("play works train and dev tasks: a private_eval task would run its agent on the evaluator's host")
+        raise UsageError(
+            "play works train and dev tasks: a private_eval task would run its agent on the evaluator's host"
+        )
     try:
         audit_splits.check_index(args.split, args.index)
     except splits.SplitError as exc:
@@ -293,7 +299,12 @@ def _bind(name: str, fn, words: list[str]) -> dict:
 
 def usage(name: str, fn) -> str:
     params = inspect.signature(fn).parameters.values()
-    return " ".join([f":{name}", *(p.name.upper() if p.default is inspect.Parameter.empty else f"[{p.name.upper()}]" for p in params)])
+    return " ".join(
+        [
+            f":{name}",
+            *(p.name.upper() if p.default is inspect.Parameter.empty else f"[{p.name.upper()}]" for p in params),
+        ]
+    )
 
 
 # -- the terminal -----------------------------------------------------------------------------------
@@ -391,7 +402,11 @@ def score_lines(facts: dict, score, budget: int) -> list[str]:
     tree = sorted(s for s, where in left.items() if where.get("tree") or where.get("probes"))
     history = sorted(s for s, where in left.items() if where.get("history"))
     # History counts only where the history is the scenario's point; elsewhere it is not scanned.
-    kept = "not scanned for this task" if facts.get("history") == HISTORY_NOT_SCANNED else f"history {facts.get('history')}"
+    kept = (
+        "not scanned for this task"
+        if facts.get("history") == HISTORY_NOT_SCANNED
+        else f"history {facts.get('history')}"
+    )
     formula = (f"min(1, detection {score.detection:.3f} x health {score.health:.3f} + efficiency {score.efficiency:.3f})"
                if score.detection > 0 else "0: no leak was fixed")  # fmt: skip
     tests = facts.get("tests") or {}
@@ -415,7 +430,11 @@ def reasons(facts: dict) -> list[str]:
     """The grader's reasons, one line each: what it could not read, what is left where, what broke."""
     lines = [f"grader: {facts['reason']}"] if facts.get("reason") else []
     for secret, where in sorted((facts.get("left") or {}).items()):
-        for place, label in (("tree", "in the working tree"), ("history", "in git's objects"), ("probes", "by the entry points")):
+        for place, label in (
+            ("tree", "in the working tree"),
+            ("history", "in git's objects"),
+            ("probes", "by the entry points"),
+        ):
             if where.get(place):
                 lines.append(f"{secret} left {label}: {', '.join(map(str, where[place][:5]))}")
     if facts.get("history_reason"):
@@ -429,13 +448,18 @@ def _health_reasons(facts: dict) -> list[str]:
     tests = facts.get("tests") or {}
     lines = []
     if tests.get("status") != "ok" or tests.get("passed") != tests.get("total"):
-        lines.append(f"tests {tests.get('status')}: {tests.get('passed', 0)}/{tests.get('total', 0)} passed" + (f" ({tests['reason']})" if tests.get("reason") else ""))
+        lines.append(
+            f"tests {tests.get('status')}: {tests.get('passed', 0)}/{tests.get('total', 0)} passed"
+            + (f" ({tests['reason']})" if tests.get("reason") else "")
+        )
     if tests.get("first_failure"):
         first = tests["first_failure"]
         lines.append(f"first failing test: {first.get('id')} ({first.get('when')}): {first.get('error')}")
     kept = facts.get("preservation") or {}
     if kept.get("lost"):
-        lines.append(f"original lines lost: {kept.get('total', 0) - kept.get('kept', 0)} of {kept.get('total')} ({', '.join(kept['lost'][:5])})")
+        lines.append(
+            f"original lines lost: {kept.get('total', 0) - kept.get('kept', 0)} of {kept.get('total')} ({', '.join(kept['lost'][:5])})"
+        )
     decoys = kept.get("decoys") or [0, 0]
     if decoys[0] != decoys[1]:
         lines.append(f"example values kept: {decoys[0]} of {decoys[1]}")

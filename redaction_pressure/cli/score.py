@@ -12,8 +12,8 @@ from rich.progress import Progress
 from rich.table import Table
 
 from redaction_pressure import splits
-from redaction_pressure.redact.api import score_reply
 from redaction_pressure.cli import common
+from redaction_pressure.redact.api import score_reply
 
 
 def add(commands) -> None:

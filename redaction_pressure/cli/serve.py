@@ -18,8 +18,12 @@ def add(commands) -> None:
         "prompt-only policy writes for the request's last user message; GET /v1/models lists it. "
         "Prints 'serving POLICY at URL' once listening; SIGTERM or Ctrl-C stop it.",
     )
-    policy.add_argument("--policy", required=True, metavar="NAME", help="one of: " + ", ".join(common.prompt_policy_names()))
-    policy.add_argument("--port", type=common.port, default=8000, help="TCP port on 127.0.0.1 (0 picks a free one; default 8000)")
+    policy.add_argument(
+        "--policy", required=True, metavar="NAME", help="one of: " + ", ".join(common.prompt_policy_names())
+    )
+    policy.add_argument(
+        "--port", type=common.port, default=8000, help="TCP port on 127.0.0.1 (0 picks a free one; default 8000)"
+    )
     policy.set_defaults(run=run_policy)
 
     served = commands.add_parser(
@@ -33,11 +37,17 @@ def add(commands) -> None:
     served.add_argument("--host", type=common.host, default="127.0.0.1",
                         help="IPv4 address to listen on (default 127.0.0.1; 0.0.0.0 for every interface, with a warning)")  # fmt: skip
     served.add_argument("--port", type=common.port, default=5000, help="TCP port (0 picks a free one; default 5000)")
-    served.add_argument("--workers", type=int, default=2, help="env-server worker processes of a static pool (default 2)")
+    served.add_argument(
+        "--workers", type=int, default=2, help="env-server worker processes of a static pool (default 2)"
+    )
     served.add_argument("--elastic", action="store_true", help="start one worker and add more under load")
     served.add_argument("--max-workers", type=int, help="upper bound of an elastic pool (default: none)")
-    served.add_argument("--scan-workers", type=int, help="scan worker processes per env-server worker (default: the CPUs it may use)")
-    served.add_argument("--ready-timeout", type=float, default=300.0, help="seconds to wait for the workers (default 300)")
+    served.add_argument(
+        "--scan-workers", type=int, help="scan worker processes per env-server worker (default: the CPUs it may use)"
+    )
+    served.add_argument(
+        "--ready-timeout", type=float, default=300.0, help="seconds to wait for the workers (default 300)"
+    )
     served.set_defaults(run=run_env)
 
 

@@ -61,13 +61,17 @@ logger = logging.getLogger(__name__)
 
 def env_config(taskset: dict, runtime: str = "subprocess") -> dict:
     """The picklable env config `serve_env` ships to its workers."""
-    config = vf.resolve_env_config({"taskset": {"id": "redaction-pressure", **taskset}, "agent": {"runtime": {"type": runtime}}})
+    config = vf.resolve_env_config(
+        {"taskset": {"id": "redaction-pressure", **taskset}, "agent": {"runtime": {"type": runtime}}}
+    )
     return env_config_data(config)
 
 
 def log_setup() -> None:
     """Warnings and errors of the server and its workers go to standard error."""
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(name)s %(levelname)s %(message)s"
+    )
 
 
 def serve(
@@ -100,7 +104,11 @@ def serve(
                 announce(f"ready {address} workers={warm}")
             except Exception as exc:  # noqa: BLE001 - any failure to warm up ends the server
                 reason = str(exc) or type(exc).__name__
-                print(f"redaction-pressure: error: the env server did not become ready: {reason}", file=sys.stderr, flush=True)
+                print(
+                    f"redaction-pressure: error: the env server did not become ready: {reason}",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 failed.set()
                 os.kill(os.getpid(), signal.SIGTERM)
 
@@ -128,7 +136,9 @@ async def _warm_up(address: str, model_url: str, count: int, deadline: float) ->
         config = vf.EvalClientConfig(base_url=model_url, api_key_var=WARM_UP_KEY_VAR)
         sampling = vf.SamplingConfig()
         runs = [
-            asyncio.ensure_future(client.run(client=config, model="warm-up", sampling=sampling, task_data=t.data.model_dump(mode="json")))
+            asyncio.ensure_future(
+                client.run(client=config, model="warm-up", sampling=sampling, task_data=t.data.model_dump(mode="json"))
+            )
             for t in tasks
         ]
         done, waiting = await asyncio.wait(runs, timeout=max(1.0, deadline - time.monotonic()))
@@ -197,7 +207,9 @@ class SupervisedPool(EnvServerPool):
         finally:
             self._shutdown()
 
-    async def _from_client(self, pending: dict, client_id: bytes, request_id: bytes, method: bytes, payload: bytes) -> None:
+    async def _from_client(
+        self, pending: dict, client_id: bytes, request_id: bytes, method: bytes, payload: bytes
+    ) -> None:
         if method == b"health":
             await self.frontend.send_multipart([client_id, request_id, b"reply", _HEALTH])
             return
@@ -213,7 +225,13 @@ class SupervisedPool(EnvServerPool):
             worker = entry["worker"]
         else:
             worker = min(self.workers, key=lambda w: w["active"])
-        pending[request_id] = {"client_id": client_id, "worker": worker, "method": method, "payload": payload, "attempts": 1}
+        pending[request_id] = {
+            "client_id": client_id,
+            "worker": worker,
+            "method": method,
+            "payload": payload,
+            "attempts": 1,
+        }
         await self._dispatch(request_id, pending[request_id], worker)
         if self.elastic and method != b"cancel":
             self._maybe_scale_up(len(pending))
@@ -263,7 +281,9 @@ class SupervisedPool(EnvServerPool):
                         f"the env-server worker running this episode died (exit code {status}); "
                         f"{entry['attempts']} workers died under it, so it is not tried again"
                     )
-                    reply = msgpack.packb(RunResponse(success=False, error=error).model_dump(mode="json"), use_bin_type=True)
+                    reply = msgpack.packb(
+                        RunResponse(success=False, error=error).model_dump(mode="json"), use_bin_type=True
+                    )
                     await self.frontend.send_multipart([entry["client_id"], request_id, b"reply", reply])
                 else:
                     entry["attempts"] += 1

@@ -18,7 +18,9 @@ from redaction_pressure.spans import Record
 
 
 def add(commands) -> None:
-    show = commands.add_parser("show", help="print a task's prompt and, for public splits, its hidden records (or an audit task's repository)")
+    show = commands.add_parser(
+        "show", help="print a task's prompt and, for public splits, its hidden records (or an audit task's repository)"
+    )
     show.add_argument("--taskset", choices=(common.TASKSET, common.AUDIT_TASKSET), default=common.TASKSET,
                       help=f"which taskset's task (default {common.TASKSET}; {common.AUDIT_TASKSET} shows the repository the agent starts with)")  # fmt: skip
     show.add_argument("split", choices=splits.SPLITS)
@@ -66,12 +68,14 @@ def marked(record: Record) -> Text:
 
 
 def run_audit(args: argparse.Namespace, out: Console) -> int:
-    from redaction_pressure.redact.api import DEFAULT_HIDDEN, DEFAULT_SHOWN
     from redaction_pressure.audit import splits as audit_splits
     from redaction_pressure.audit.prompt import prompt
+    from redaction_pressure.redact.api import DEFAULT_HIDDEN, DEFAULT_SHOWN
 
     if (args.shown, args.hidden, args.difficulty) != (DEFAULT_SHOWN, DEFAULT_HIDDEN, common.DEFAULT_DIFFICULTY):
-        raise common.UsageError(f"--shown, --hidden and --difficulty are {common.TASKSET} options; a {common.AUDIT_TASKSET} task is its index")
+        raise common.UsageError(
+            f"--shown, --hidden and --difficulty are {common.TASKSET} options; a {common.AUDIT_TASKSET} task is its index"
+        )
     try:
         audit_splits.check_index(args.split, args.index)
     except splits.SplitError as exc:  # an index outside the split is a wrong command line, as for one-turn tasks
@@ -97,7 +101,12 @@ def run_audit(args: argparse.Namespace, out: Console) -> int:
     if not public:
         out.print(Text("\nThe repositories of private_eval tasks are not shown.", style="italic"))
         return 0
-    out.print(Text(f"\nThe repository the agent starts with: {len(files)} files at the last of {len(history)} commits", style="bold"))
+    out.print(
+        Text(
+            f"\nThe repository the agent starts with: {len(files)} files at the last of {len(history)} commits",
+            style="bold",
+        )
+    )
     for path in sorted(files):
         out.rule(path)
         out.print(files[path], markup=False, highlight=False)

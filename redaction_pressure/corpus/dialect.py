@@ -112,11 +112,32 @@ class Dialect:
     families: tuple[FamilyDialect, ...]
 
 
-MARKERS = ("app", "cli", "web", "srv", "api", "v1", "v2", "x", "s", "k", "m", "live", "prod", "key", "tok", "acc", "u", "")
+MARKERS = (
+    "app",
+    "cli",
+    "web",
+    "srv",
+    "api",
+    "v1",
+    "v2",
+    "x",
+    "s",
+    "k",
+    "m",
+    "live",
+    "prod",
+    "key",
+    "tok",
+    "acc",
+    "u",
+    "",
+)
 """Prefix markers. Each marks a secret for some vendors and a public id for others."""
 
 
-def _house_roles(d: Draw, level: Level, pools: tuple[tuple, tuple] | None = None) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+def _house_roles(
+    d: Draw, level: Level, pools: tuple[tuple, tuple] | None = None
+) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
     """A vendor's naming convention for its secret and its public identifiers. The names are
     ambiguous (`api key`, `token`, `access key`): secret for one vendor, public for another. With
     `pools` (the easy level: the task's secret names and public names) the secret is named from
@@ -143,7 +164,9 @@ def _prefixes(d: Draw, abbr: str, publics: int) -> tuple[str, tuple[str, ...]]:
     return made[0], tuple(made[1:])
 
 
-def draw_house(d: Draw, taken: set[str], level: Level, internal: str | None = None, pools: tuple[tuple, tuple] | None = None) -> House:
+def draw_house(
+    d: Draw, taken: set[str], level: Level, internal: str | None = None, pools: tuple[tuple, tuple] | None = None
+) -> House:
     """An invented vendor's token format and naming convention; with `internal`, the format an
     internal service uses for its credentials (no prefix: a generic alphabet and length)."""
     secret_role, public_roles = _house_roles(d, level, pools)
@@ -203,13 +226,22 @@ def draw_world(d: Draw, level: Level = LEVELS["standard"]) -> World:
         houses=tuple(houses),
         internal=draw_house(d, taken, level, internal=d.pick(w.SERVICES), pools=pools),
         jwt=v.JwtStyle(
-            issuer=d.pick((f"https://{d.chars('abcdefghijklmnopqrstuvwxyz', 20)}.supabase.co/auth/v1", "supabase", "auth", f"{d.pick(w.ORGS)}-sso", "https://id.example.internal")),
+            issuer=d.pick(
+                (
+                    f"https://{d.chars('abcdefghijklmnopqrstuvwxyz', 20)}.supabase.co/auth/v1",
+                    "supabase",
+                    "auth",
+                    f"{d.pick(w.ORGS)}-sso",
+                    "https://id.example.internal",
+                )
+            ),
             order=tuple(d.shuffled(v.JWT_CLAIMS)),
             header=d.pick(v.JWT_HEADERS),
         ),
         password=PasswordPolicy(low, low + d.int(0, 12), symbols),
         url_password=PasswordPolicy(d.int(12, 20), d.int(20, 32), "".join(d.sample("-._~", d.int(0, 2)))),
-        users=tuple(d.sample(w.USERS, 3)) + tuple(f"{s}_{d.pick(('app', 'svc', 'rw', 'api'))}" for s in d.sample(w.SERVICES, 2)),
+        users=tuple(d.sample(w.USERS, 3))
+        + tuple(f"{s}_{d.pick(('app', 'svc', 'rw', 'api'))}" for s in d.sample(w.SERVICES, 2)),
         level=level,
         secret_roles=pools[0] if pools else (),
         public_roles=pools[1] if pools else (),
@@ -263,7 +295,9 @@ class Builder:
             return v.house_token(world.internal, kind="generic_secret")
         if kind == "generic_secret":
             encoding = d.pick(v.GENERIC_ENCODINGS)
-            return v.generic_secret(encoding, d.pick((24, 32, 40, 48)) if encoding in ("base62", "urlsafe") else d.pick((24, 32, 48)))
+            return v.generic_secret(
+                encoding, d.pick((24, 32, 40, 48)) if encoding in ("base62", "urlsafe") else d.pick((24, 32, 48))
+            )
         if kind == "house_token":
             return v.house_token(d.pick(world.houses))
         if kind in ("sql_password", "password"):
@@ -396,7 +430,9 @@ class Builder:
         snake = w.spell(secret_words, "lower_snake")
         d = self.d
         if suffix[0] in ("file", "path"):
-            value = d.pick((f"/run/secrets/{snake}", f"/etc/{self.world.org}/secrets/{snake}", f"/var/run/secrets/{snake}.txt"))
+            value = d.pick(
+                (f"/run/secrets/{snake}", f"/etc/{self.world.org}/secrets/{snake}", f"/var/run/secrets/{snake}.txt")
+            )
         elif suffix[0] == "env":
             value = w.spell(secret_words, "upper_snake")
         elif suffix[0] == "arn":
@@ -409,7 +445,21 @@ class Builder:
 
 
 def _published_prefix(fmt: Format) -> str:
-    for prefix in ("sk_live_", "rk_live_", "sk_test_", "ghp_", "gho_", "npm_", "glpat-", "xoxb-", "xoxp-", "AIzaSy", "sk-proj-", "AKIA", "github_pat_"):
+    for prefix in (
+        "sk_live_",
+        "rk_live_",
+        "sk_test_",
+        "ghp_",
+        "gho_",
+        "npm_",
+        "glpat-",
+        "xoxb-",
+        "xoxp-",
+        "AIzaSy",
+        "sk-proj-",
+        "AKIA",
+        "github_pat_",
+    ):
         probe = fmt.draw(Draw.derived(0, "probe"))
         if probe.startswith(prefix):
             return prefix

@@ -42,7 +42,9 @@ class Writer:
         for part in parts:
             if isinstance(part, Mark):
                 spans = self._secrets if part.slot.secret else self._decoys
-                spans.append(Span(start=self._pos, end=self._pos + len(part.value), kind=part.slot.kind, slot=part.slot.id))
+                spans.append(
+                    Span(start=self._pos, end=self._pos + len(part.value), kind=part.slot.kind, slot=part.slot.id)
+                )
                 part = part.value
             self._parts.append(part)
             self._pos += len(part)
@@ -51,7 +53,9 @@ class Writer:
         self.put(*parts, "\n")
 
     def record(self, family: str) -> Record:
-        return Record(text="".join(self._parts), secrets=tuple(self._secrets), decoys=tuple(self._decoys), family=family)
+        return Record(
+            text="".join(self._parts), secrets=tuple(self._secrets), decoys=tuple(self._decoys), family=family
+        )
 
     # -- filler shared by families ---------------------------------------------------------
 

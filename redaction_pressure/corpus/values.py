@@ -98,7 +98,10 @@ def npm_token() -> Format:
 
 
 GITHUB_PAT = Format(
-    "github_pat", "fine", lambda d: "github_pat_11" + d.chars(UPPER + DIGITS, 20) + "_" + d.chars(BASE62, 59), ALNUM + "_"
+    "github_pat",
+    "fine",
+    lambda d: "github_pat_11" + d.chars(UPPER + DIGITS, 20) + "_" + d.chars(BASE62, 59),
+    ALNUM + "_",
 )
 GITLAB_PAT = Format("gitlab_pat", "glpat", lambda d: "glpat-" + d.chars(URLSAFE, 20), URLSAFE)
 GOOGLE_API_KEY = Format("google_api_key", "aizasy", lambda d: "AIzaSy" + d.chars(URLSAFE, 33), URLSAFE)
@@ -153,7 +156,9 @@ def jwt(role: str, style: JwtStyle, kind: str = "jwt") -> Format:
             "ref": d.chars(LOWER, 20),
         }
         if role != "anon":
-            values["sub"] = f"{d.chars(HEX, 8)}-{d.chars(HEX, 4)}-4{d.chars(HEX, 3)}-a{d.chars(HEX, 3)}-{d.chars(HEX, 12)}"
+            values["sub"] = (
+                f"{d.chars(HEX, 8)}-{d.chars(HEX, 4)}-4{d.chars(HEX, 3)}-a{d.chars(HEX, 3)}-{d.chars(HEX, 12)}"
+            )
         claims = {name: values[name] for name in style.order if name in values}
         signing_input = b64url(style.header.encode()) + "." + b64url(json.dumps(claims, separators=(",", ":")).encode())
         signature = hmac.new(d.randbytes(32), signing_input.encode(), hashlib.sha256).digest()
@@ -219,7 +224,9 @@ def generic_secret(encoding: str, length: int) -> Format:
         return "django-insecure-" + d.chars(LOWER + DIGITS + "!@%^*(-_=+)", 50)
 
     charset = {"laravel": B64 + ":", "django": LOWER + DIGITS + "!@%^*(-_=+)-", "urlsafe": URLSAFE}.get(encoding, B64)
-    return Format("generic_secret", encoding if encoding[:3] in ("hex", "lar", "dja") else f"{encoding}{length}", make, charset)
+    return Format(
+        "generic_secret", encoding if encoding[:3] in ("hex", "lar", "dja") else f"{encoding}{length}", make, charset
+    )
 
 
 def base64_credential(users: tuple[str, ...], policy: PasswordPolicy) -> Format:
@@ -271,7 +278,11 @@ class House:
         else:
             raw = d.chars(HOUSE_ALPHABETS[self.alphabet], self.length)
         if self.checksum:
-            raw += base62(zlib.crc32(raw.encode()), 6) if self.alphabet == "base62" else format(zlib.crc32(raw.encode()), "08x")
+            raw += (
+                base62(zlib.crc32(raw.encode()), 6)
+                if self.alphabet == "base62"
+                else format(zlib.crc32(raw.encode()), "08x")
+            )
         if self.group:
             raw = self.sep.join(raw[i : i + self.group] for i in range(0, len(raw), self.group))
         return raw
@@ -288,7 +299,14 @@ class House:
         return self.secret_prefix
 
     def charset(self) -> str:
-        return HOUSE_ALPHABETS[self.alphabet] + HEX + BASE62 * self.checksum + self.sep + self.secret_prefix + "".join(self.public_prefixes)
+        return (
+            HOUSE_ALPHABETS[self.alphabet]
+            + HEX
+            + BASE62 * self.checksum
+            + self.sep
+            + self.secret_prefix
+            + "".join(self.public_prefixes)
+        )
 
 
 def house_token(house: House, kind: str = "house_token") -> Format:
@@ -344,7 +362,9 @@ PEM_PUBLIC_KEY = Format("public_key", "pem_spki", keys.pem_public_key, B64 + "- 
 SPKI_BASE64 = Format("public_key", "spki_b64", keys.spki_base64, B64)
 
 AWS_EXAMPLE_KEY_ID = Format("example_key", "aws_id", lambda d: "AKIAIOSFODNN7EXAMPLE", ALNUM)
-AWS_EXAMPLE_SECRET = Format("example_key", "aws_secret", lambda d: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ALNUM + "/")
+AWS_EXAMPLE_SECRET = Format(
+    "example_key", "aws_secret", lambda d: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ALNUM + "/"
+)
 
 
 def example_like(secret: Format) -> Format:

@@ -108,7 +108,31 @@ USERS = (
 DATABASES = ("orders", "ledger", "users", "inventory", "analytics", "events", "billing", "core", "app")
 ENVIRONMENTS = ("production", "staging", "prod", "live", "eu-prod")
 
-_ONSETS = ("b", "c", "d", "f", "g", "k", "l", "m", "n", "p", "qu", "r", "s", "t", "v", "z", "br", "kr", "tr", "pl", "st", "zh", "x")
+_ONSETS = (
+    "b",
+    "c",
+    "d",
+    "f",
+    "g",
+    "k",
+    "l",
+    "m",
+    "n",
+    "p",
+    "qu",
+    "r",
+    "s",
+    "t",
+    "v",
+    "z",
+    "br",
+    "kr",
+    "tr",
+    "pl",
+    "st",
+    "zh",
+    "x",
+)
 _VOWELS = ("a", "e", "i", "o", "u", "y", "ai", "eo", "ia")
 _CODAS = ("", "", "n", "r", "x", "l", "s", "k", "th", "m")
 

@@ -28,6 +28,7 @@ def identity(split: str, commitment: str, difficulty: str = DEFAULT_DIFFICULTY) 
     versions = {"corpus_version": corpus_version(difficulty), "reward_schema_version": REWARD_SCHEMA_VERSION}
     return block(ENVIRONMENT, split, commitment, versions)
 
+
 __all__ = [
     "DEFAULT_HIDDEN", "DEFAULT_SHOWN", "MAX_HIDDEN", "MAX_SHOWN", "Prompt", "RedactionTask", "Scanner",
     "ScoreResult", "check_sizes", "load_task", "prompt_digest", "records_for", "score_records", "score_reply",

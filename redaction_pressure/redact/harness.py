@@ -30,7 +30,13 @@ import weakref
 import httpx
 from openai import APIConnectionError, AsyncOpenAI, DefaultAsyncHttpxClient, omit
 from pydantic import Field
-from tenacity import AsyncRetrying, before_sleep_log, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+from tenacity import (
+    AsyncRetrying,
+    before_sleep_log,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_random_exponential,
+)
 from verifiers.v1.clients import ModelContext
 from verifiers.v1.configs.harness import HarnessConfig
 from verifiers.v1.dialects.chat import message_to_wire
@@ -87,7 +93,9 @@ class OneTurnHarness(Harness[OneTurnHarnessConfig]):
         if not _reaches_host(runtime):
             # A container runtime hands the harness a URL that works inside the box only (its
             # egress proxy's callback): there, send the request as the null harness does.
-            return await launch_chat_program(CHAT_PROGRAM_SOURCE, self.config, ctx, trace, runtime, endpoint, secret, mcp_urls, system_prompt, prompt)
+            return await launch_chat_program(
+                CHAT_PROGRAM_SOURCE, self.config, ctx, trace, runtime, endpoint, secret, mcp_urls, system_prompt, prompt
+            )
         messages: list[dict] = [{"role": "system", "content": system_prompt}] if system_prompt else []
         if isinstance(prompt, str):
             messages.append({"role": "user", "content": prompt})
@@ -144,7 +152,9 @@ async def _complete(client: AsyncOpenAI, model: str, messages: list[dict]) -> No
             async for chunk in stream:
                 finished = finished or any(choice.finish_reason is not None for choice in chunk.choices)
             if not finished:
-                raise APIConnectionError(message="Model stream ended before a completion finished", request=stream.response.request)
+                raise APIConnectionError(
+                    message="Model stream ended before a completion finished", request=stream.response.request
+                )
 
 
 _CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()

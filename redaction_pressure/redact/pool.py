@@ -63,7 +63,6 @@ from multiprocessing.connection import Connection
 from redaction_pressure.redact.rules import Rule
 from redaction_pressure.redact.scanner import DEFAULT_BUDGET, Budget, ScanResult
 from redaction_pressure.redact.scoring import ScoreResult, records_for, score_records
-from redaction_pressure.splits import PRIVATE_ENV
 from redaction_pressure.redact.worker import (
     MEMORY_EXIT,
     PROMPT_MISMATCH,
@@ -72,6 +71,7 @@ from redaction_pressure.redact.worker import (
     START_FAILED,
     exhausted,
 )
+from redaction_pressure.splits import PRIVATE_ENV
 
 
 def available_cpus() -> int:

@@ -65,9 +65,7 @@ def user_prompt(shown: Sequence[Record], hidden_count: int) -> str:
         else:
             lines.append(f"Record {number} has no secrets.")
         blocks.append("\n".join(lines) + "\n")
-    blocks.append(
-        "Everything not listed as a secret must survive. Reply with the JSON object of rules."
-    )
+    blocks.append("Everything not listed as a secret must survive. Reply with the JSON object of rules.")
     return "\n".join(blocks)
 
 

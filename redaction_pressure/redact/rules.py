@@ -168,7 +168,7 @@ def _entry(index: int, entry: object) -> tuple[Rule | None, RedactionError | Non
     if replacement not in REPLACEMENTS:
         return bad(
             "unsafe_replacement",
-            f"replacement {_clip(replacement)} is not allowed; use \"[REDACTED]\" or \"\"",
+            f'replacement {_clip(replacement)} is not allowed; use "[REDACTED]" or ""',
         )
     return Rule(pattern, replacement), None
 
@@ -327,10 +327,7 @@ def _walk(pattern: str, verbose: bool) -> str | None:
                 return f"repeat bound {largest} at position {i} exceeds {MAX_REPEAT_BOUND}"
             product = last * max(largest, 1)
             if product > MAX_REPEAT_PRODUCT:
-                return (
-                    f"nested repeat bounds multiply to {product} at position {i}; "
-                    f"the limit is {MAX_REPEAT_PRODUCT}"
-                )
+                return f"nested repeat bounds multiply to {product} at position {i}; the limit is {MAX_REPEAT_PRODUCT}"
             frames[-1] = max(frames[-1], product)
             last = product
             i = end

@@ -130,10 +130,7 @@ def scan(rules: Sequence[Rule], texts: Sequence[str], budget: Budget = DEFAULT_B
 
 
 def _budget_detail(rule: int, record: int, budget: Budget) -> str:
-    return (
-        f"rule {rule}: the episode's matching budget of {budget.episode:g} s ran out on "
-        f"hidden record {record}"
-    )
+    return f"rule {rule}: the episode's matching budget of {budget.episode:g} s ran out on hidden record {record}"
 
 
 def _merge(spans: list[tuple[int, int, bool]]) -> list[tuple[int, int, bool]]:

@@ -24,9 +24,9 @@ from typing import Literal
 import verifiers.v1 as vf
 from pydantic import Field, model_validator
 
-from redaction_pressure.redact import policies
-
 from redaction_pressure import splits
+from redaction_pressure.corpus import DEFAULT_DIFFICULTY, corpus_version
+from redaction_pressure.redact import policies
 from redaction_pressure.redact.api import (
     DEFAULT_HIDDEN,
     DEFAULT_SHOWN,
@@ -34,13 +34,12 @@ from redaction_pressure.redact.api import (
     MAX_SHOWN,
     RedactionTask,
     ScoreResult,
+    identity,
     load_task,
     prompt_digest,
     score_reply,
 )
-from redaction_pressure.corpus import DEFAULT_DIFFICULTY, corpus_version
 from redaction_pressure.redact.harness import OneTurnHarness
-from redaction_pressure.redact.api import identity
 from redaction_pressure.redact.pool import (
     DEFAULT_CPU_SECONDS,
     DEFAULT_DEADLINE_SECONDS,
@@ -129,6 +128,7 @@ class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPr
 
     async def validate(self, runtime: vf.Runtime) -> bool | None:
         """The gold check: the oracle's rules score exactly 1.0."""
+
         def run() -> bool:
             task = self._rebuild()
             reply = policies.reply(policies.oracle_rules(task.hidden))
@@ -170,9 +170,13 @@ class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPr
             result = await asyncio.to_thread(run)
         except PromptMismatch as exc:
             raise vf.TaskError(f"task {self.key}: {exc}") from None
-        trace.info["environment"] = identity(data.split, splits.commitment(data.split, data.difficulty), data.difficulty)
+        trace.info["environment"] = identity(
+            data.split, splits.commitment(data.split, data.difficulty), data.difficulty
+        )
         trace.info["redaction_errors"] = [error.to_dict() for error in result.errors]
-        trace.info["secret_kinds"] = {kind: {"removed": gone, "total": total} for kind, (gone, total) in result.kinds.items()}
+        trace.info["secret_kinds"] = {
+            kind: {"removed": gone, "total": total} for kind, (gone, total) in result.kinds.items()
+        }
         trace.info["task_seed"] = seed
         return result
 
@@ -195,7 +199,9 @@ class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPr
         """The task behind this data, checked against what the model was shown."""
         self._check_versions()
         data = self.data
-        task = load_task(data.split, data.index, shown=data.shown_count, hidden=data.hidden_count, difficulty=data.difficulty)
+        task = load_task(
+            data.split, data.index, shown=data.shown_count, hidden=data.hidden_count, difficulty=data.difficulty
+        )
         if task.prompt.user != data.prompt_text:
             raise vf.TaskError(f"task {self.key}: the regenerated prompt differs from the task data")
         return task
@@ -244,8 +250,14 @@ class RedactionPressureTaskset(vf.Taskset[RedactionPressureTask, RedactionPressu
             size = splits.DEV_SIZE
         indices = itertools.count() if size is None else range(size)
         for index in indices:
-            task = load_task(config.split, index, shown=config.shown, hidden=config.hidden, difficulty=config.difficulty)
-            name = f"{task.split}-{index:05d}" if config.difficulty == DEFAULT_DIFFICULTY else f"{task.split}-{config.difficulty}-{index:05d}"
+            task = load_task(
+                config.split, index, shown=config.shown, hidden=config.hidden, difficulty=config.difficulty
+            )
+            name = (
+                f"{task.split}-{index:05d}"
+                if config.difficulty == DEFAULT_DIFFICULTY
+                else f"{task.split}-{config.difficulty}-{index:05d}"
+            )
             yield RedactionPressureTask(
                 RedactionPressureData(
                     id=name,

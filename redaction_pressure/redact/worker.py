@@ -124,7 +124,9 @@ def main() -> None:
         # Everything an episode needs, loaded before announcing READY (and cached for every job).
         run.__globals__["_loaded"] = _load()
     except MemoryError:
-        results.send((START_FAILED, f"its memory cap of {memory // (1024 * 1024)} MiB is too small to load the scanner"))
+        results.send(
+            (START_FAILED, f"its memory cap of {memory // (1024 * 1024)} MiB is too small to load the scanner")
+        )
         sys.exit(MEMORY_EXIT)
     except Exception as exc:  # noqa: BLE001 - ImportError above all: a broken install
         results.send((START_FAILED, f"an import error or a broken install ({type(exc).__name__}: {exc})"))

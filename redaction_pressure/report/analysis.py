@@ -21,13 +21,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-
 from redaction_pressure.redact.api import load_task
+from redaction_pressure.redact.rubric import grade
+from redaction_pressure.redact.rules import Rule, parse_reply
 from redaction_pressure.report import stats
 from redaction_pressure.report.runs import Episode, Run
 from redaction_pressure.report.stats import Interval, bootstrap
-from redaction_pressure.redact.rubric import grade
-from redaction_pressure.redact.rules import Rule, parse_reply
 from redaction_pressure.spans import Record
 
 CHECKED_METRICS = ("secrets_removed", "decoys_touched", "chars_removed", "secrets_total", "decoys_total")
@@ -211,11 +210,10 @@ def compare(baseline: Run, other: Run) -> Difference:
     b = {task.key: task for task in other.tasks if not task.errored}
     common = [key for key in a if key in b]
     rows = sorted(
-        ((a[key].task_id, a[key].reward, b[key].reward) for key in common), key=lambda row: (-abs(row[2] - row[1]), row[0])
+        ((a[key].task_id, a[key].reward, b[key].reward) for key in common),
+        key=lambda row: (-abs(row[2] - row[1]), row[0]),
     )
-    same = {
-        key: (baseline.identity.get(key), other.identity.get(key)) for key in ("split", "split_commitment")
-    }
+    same = {key: (baseline.identity.get(key), other.identity.get(key)) for key in ("split", "split_commitment")}
     return Difference(
         baseline=baseline.label,
         other=other.label,
@@ -388,7 +386,9 @@ def mistakes(summary: Summary, marked: list[tuple[str, str, Marks]]) -> Mistakes
                 worst.append((record.over_redacted, *example))
 
     def rows(group: str) -> tuple[MistakeRow, ...]:
-        made = [MistakeRow(key, wrong, total, tuple(examples)) for key, (wrong, total, examples) in groups[group].items()]
+        made = [
+            MistakeRow(key, wrong, total, tuple(examples)) for key, (wrong, total, examples) in groups[group].items()
+        ]
         return tuple(sorted(made, key=lambda row: (-row.mistakes, -row.share, row.name)))
 
     if not marked:  # private: the kind counts of the traces' metrics only

@@ -20,8 +20,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from redaction_pressure.report import stats
-from redaction_pressure.report.tasks import group_tasks
 from redaction_pressure.report.stats import Interval
+from redaction_pressure.report.tasks import group_tasks
 
 OUTPUT_CHARS = 600
 """A tool result is shown cut to its first and last characters, this many in all."""
@@ -258,7 +258,10 @@ def breakdown(episodes) -> list[tuple[str, str, AuditSummary]]:
     for episode in episodes:
         groups[(episode.scenario, episode.difficulty)].append(episode)
     order = {"easy": 0, "medium": 1, "hard": 2}
-    return [(s, d, summarise(group)) for (s, d), group in sorted(groups.items(), key=lambda i: (i[0][0], order.get(i[0][1], 9)))]
+    return [
+        (s, d, summarise(group))
+        for (s, d), group in sorted(groups.items(), key=lambda i: (i[0][0], order.get(i[0][1], 9)))
+    ]
 
 
 def leaks_by_tier(episodes) -> dict[tuple[str, str], int]:
@@ -336,5 +339,7 @@ def ladder(episodes) -> Ladder | None:
     versions = {e.identity.get("audit_version") for e in scored} - {None, ""}
     note = f"dev, {data.get('tasks')} tasks, audit version {data.get('audit_version')}"
     if versions and versions != {data.get("audit_version")}:
-        note += f"; this run's repositories are audit version {', '.join(sorted(versions))}, so the ladder is not theirs"
+        note += (
+            f"; this run's repositories are audit version {', '.join(sorted(versions))}, so the ladder is not theirs"
+        )
     return Ladder(("this run", *policies), overall, scenarios, note)

@@ -21,8 +21,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from redaction_pressure.report import analysis, charts
-from redaction_pressure.report import audit
+from redaction_pressure.report import analysis, audit, charts
 from redaction_pressure.report.runs import AUDIT_TASKSET_ID, Run
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"

@@ -69,7 +69,9 @@ class TestDevSplit(unittest.TestCase):
         """Removing only each secret's first character (a partial edit) scores 0.0 on all 64 dev tasks."""
         for task in self.tasks:
             with self.subTest(task=task.index):
-                self.assertEqual(score_reply(task, policies.reply(policies.first_character_rules(task.hidden))).reward, 0.0)
+                self.assertEqual(
+                    score_reply(task, policies.reply(policies.first_character_rules(task.hidden))).reward, 0.0
+                )
 
 
 class TestAnswers(unittest.TestCase):
@@ -82,7 +84,10 @@ class TestAnswers(unittest.TestCase):
             with self.subTest(case=name):
                 result = score_reply(task, text)
                 self.assertEqual(result.errors[0].code, code)
-                self.assertEqual((result.reward, result.recall, result.precision, result.clean_gate, result.valid), (0.0, 0.0, 0.0, 0.0, False))
+                self.assertEqual(
+                    (result.reward, result.recall, result.precision, result.clean_gate, result.valid),
+                    (0.0, 0.0, 0.0, 0.0, False),
+                )
 
 
 class TestSplits(unittest.TestCase):
@@ -107,7 +112,10 @@ class TestBudget(unittest.TestCase):
     def test_a_hostile_answer_is_stopped_within_its_budget(self):
         """Exponential backtracking ends as `timeout` and 24 cheap scans as `budget_exhausted`, each well within seconds, reward 0."""
         task = longest_dev_task()
-        for text, code in ((reply((r"(?s)(.|.)*(?<=\x00)", "")), "timeout"), (reply(*[(EXHAUSTING, "")] * 24), "budget_exhausted")):
+        for text, code in (
+            (reply((r"(?s)(.|.)*(?<=\x00)", "")), "timeout"),
+            (reply(*[(EXHAUSTING, "")] * 24), "budget_exhausted"),
+        ):
             with self.subTest(code=code):
                 started = time.process_time()
                 result = score_reply(task, text)

@@ -91,7 +91,11 @@ class TestSplits(unittest.TestCase):
             with self.assertRaises(vf.TaskError) as caught:
                 task._check_sealed(runtime)
             self.assertIn("--env.taskset.task.allow-unsealed true", str(caught.exception))
-            (allowed,) = list(SecretsAuditTaskset(SecretsAuditConfig(split="private_eval", size=1, task=SecretsAuditTaskConfig(allow_unsealed=True))))
+            (allowed,) = list(
+                SecretsAuditTaskset(
+                    SecretsAuditConfig(split="private_eval", size=1, task=SecretsAuditTaskConfig(allow_unsealed=True))
+                )
+            )
             self.assertFalse(allowed._check_sealed(runtime))
 
 
@@ -101,7 +105,9 @@ class TestRuntimeTools(unittest.TestCase):
         import subprocess
 
         with tempfile.TemporaryDirectory() as empty:
-            result = subprocess.run(["/bin/sh", "-c", programs.PROBE], env={"PATH": empty}, capture_output=True, text=True, timeout=60)
+            result = subprocess.run(
+                ["/bin/sh", "-c", programs.PROBE], env={"PATH": empty}, capture_output=True, text=True, timeout=60
+            )
         self.assertEqual(grading.parse_probe(result.stdout), (None, "", False))
 
     def test_this_environments_tools_are_found_without_its_path(self):

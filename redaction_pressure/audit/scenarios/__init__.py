@@ -86,7 +86,12 @@ def build(name: str, seed: int) -> RepoPlan:
     values_by_id = {s.id: s.value for s in draft.secrets}
     tests = {"pytest.ini": PYTEST_INI, **draft.tests}
     readme = f"# {draft.title}\n\n{draft.brief}\n\nRun the tests with `python -m pytest`.\n\n{draft.readme}"
-    commits = [Commit("Initial commit: project skeleton and tests", (("README.md", readme), (".gitignore", GITIGNORE), *tests.items()))]
+    commits = [
+        Commit(
+            "Initial commit: project skeleton and tests",
+            (("README.md", readme), (".gitignore", GITIGNORE), *tests.items()),
+        )
+    ]
     templates: dict[str, str] = {}
     for message, files in draft.commits:
         rendered: list[tuple[str, str | None]] = []

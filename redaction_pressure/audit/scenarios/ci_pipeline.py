@@ -14,19 +14,31 @@ def make(d: Draw) -> Draft:
     workflow = f".github/workflows/{d.pick(('deploy', 'release', 'ci', 'publish'))}.yml"
     script = f"{d.pick(('scripts', 'ci', 'bin'))}/{d.pick(('deploy', 'release', 'ship'))}.sh"
     token_words = d.pick((("deploy", "token"), ("release", "token"), ("registry", "token"), ("publish", "token")))
-    kind, fmt = d.pick((("github_token", values.github_token("ghp_")), ("gitlab_pat", values.GITLAB_PAT), ("npm_token", values.npm_token())))
+    kind, fmt = d.pick(
+        (
+            ("github_token", values.github_token("ghp_")),
+            ("gitlab_pat", values.GITLAB_PAT),
+            ("npm_token", values.npm_token()),
+        )
+    )
     s = b.secret(kind, fmt.draw(d), b.var(*token_words))
     sha = values.COMMIT_SHA.draw(d)
     b.decoy("commit_sha", sha, workflow)
     env_name = "_".join(token_words).upper()
-    echo = d.pick((f'echo "deploying with ${env_name}"', f'echo "token: ${env_name}" >> "$GITHUB_STEP_SUMMARY"', f'curl -sf -H "Authorization: token ${env_name}" https://example.invalid/ping'))
+    echo = d.pick(
+        (
+            f'echo "deploying with ${env_name}"',
+            f'echo "token: ${env_name}" >> "$GITHUB_STEP_SUMMARY"',
+            f'curl -sf -H "Authorization: token ${env_name}" https://example.invalid/ping',
+        )
+    )
     reference = b.slot(s, "{}", "${{ secrets." + s.env + " }}")
-    text = f'''name: {d.pick(('deploy', 'release', 'ship'))}
+    text = f"""name: {d.pick(("deploy", "release", "ship"))}
 on:
   push:
     branches: [main]
 jobs:
-  {d.pick(('deploy', 'release', 'build'))}:
+  {d.pick(("deploy", "release", "build"))}:
     runs-on: ubuntu-latest
     env:
       {env_name}: {reference}
@@ -37,8 +49,11 @@ jobs:
           {echo}
       - name: Deploy
         run: ./{script}
-'''
-    b.add(d.pick(("Add the deploy workflow", "CI: deploy on push", "Release workflow")), {workflow: text, script: "#!/bin/sh\nset -eu\necho deploy\n"})
+"""
+    b.add(
+        d.pick(("Add the deploy workflow", "CI: deploy on push", "Release workflow")),
+        {workflow: text, script: "#!/bin/sh\nset -eu\necho deploy\n"},
+    )
     b.probes += [Probe("workflow", "workflow", workflow), Probe("deploy", "sh", script)]
     b.test(f'''
 def test_the_workflow_still_deploys():
@@ -50,23 +65,28 @@ def test_the_workflow_still_deploys():
     idiom = d.pick(IDIOMS)
     name = d.pick(("bot_token", "slack_token", "chat_token"))
     channel = d.pick(("#deploys", "#releases", "#ops"))
-    settings = [b.setting(comp, name, idiom, "slack_token", values.slack_token("xoxb-").draw(d), tier="shallow"), Setting("channel", channel)]
+    settings = [
+        b.setting(comp, name, idiom, "slack_token", values.slack_token("xoxb-").draw(d), tier="shallow"),
+        Setting("channel", channel),
+    ]
 
     def extra(get):
-        code = f'''
+        code = f"""
 
 def message_payload(version):
     return {{"channel": {get("channel")}, "text": f"deployed {{version}}", "token": {get(name)}}}
-'''
-        test = '''
+"""
+        test = """
 def test_notice_names_the_version():
     assert load("@MODULE@").message_payload("1.2.3")["text"] == "deployed 1.2.3"
-'''
+"""
         return code, [("notice", "message_payload('1.2.3')")], test
 
     b.settings_module(comp, settings, idiom, extra=extra, message="Notify the team on deploy")
     b.python_secrets(extras(b, 2), tier="shallow")
-    return b.finish("deploy pipeline", "A repository whose CI workflow deploys on every push and notifies a chat channel.")
+    return b.finish(
+        "deploy pipeline", "A repository whose CI workflow deploys on every push and notifies a chat channel."
+    )
 
 
 SCENARIO = Scenario("ci_pipeline", "medium", make)

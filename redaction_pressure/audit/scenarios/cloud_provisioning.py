@@ -14,28 +14,39 @@ def make(d: Draw) -> Draft:
     b = Builder(d, "easy")
     comp = b.fresh((("aws",), ("storage",), ("s3",), ("cloud",), ("artifacts",)))
     idiom = d.pick(IDIOMS)
-    id_name, secret_name = d.pick((("access_key_id", "secret_access_key"), ("key_id", "secret_key"), ("aws_access_key_id", "aws_secret_access_key"), ("access_key", "access_secret")))
+    id_name, secret_name = d.pick(
+        (
+            ("access_key_id", "secret_access_key"),
+            ("key_id", "secret_key"),
+            ("aws_access_key_id", "aws_secret_access_key"),
+            ("access_key", "access_secret"),
+        )
+    )
     bucket = f"{b.project.package.replace('_', '-')}-{d.pick(('artifacts', 'uploads', 'backups'))}"
     settings = [
-        b.setting(comp, id_name, idiom, "aws_access_key_id", values.aws_access_key_id(d.pick(("AKIA", "ASIA"))).draw(d)),
+        b.setting(
+            comp, id_name, idiom, "aws_access_key_id", values.aws_access_key_id(d.pick(("AKIA", "ASIA"))).draw(d)
+        ),
         b.setting(comp, secret_name, idiom, "aws_secret_access_key", values.AWS_SECRET.draw(d)),
         Setting("region", d.pick(REGIONS)),
         Setting("bucket", bucket),
-        Setting(b.fresh((("example", "key", "id"), ("docs", "key", "id"))), "AKIAIOSFODNN7EXAMPLE", decoy="example_key"),
+        Setting(
+            b.fresh((("example", "key", "id"), ("docs", "key", "id"))), "AKIAIOSFODNN7EXAMPLE", decoy="example_key"
+        ),
         Setting(b.fresh((("request", "id"), ("account", "tag"))), values.UUID.draw(d), decoy="uuid"),
     ]
 
     def extra(get):
         fn = d.pick(("artifact_url", "object_url", "public_link"))
-        code = f'''
+        code = f"""
 
 def {fn}(name):
     return f"https://{{{get("bucket")}}}.s3.{{{get("region")}}}.amazonaws.com/{{name}}"
-'''
-        test = f'''
+"""
+        test = f"""
 def test_{fn}_points_at_the_bucket():
     assert load("@MODULE@").{fn}("build.zip").endswith(".amazonaws.com/build.zip")
-'''
+"""
         return code, [(fn, f"{fn}('build.zip')")], test
 
     b.settings_module(comp, settings, idiom, extra=extra)

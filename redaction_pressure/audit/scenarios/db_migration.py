@@ -14,18 +14,33 @@ def make(d: Draw) -> Draft:
     db = d.pick(DATABASES)
     folder = d.pick(("migrations", "db/migrations", "sql", "schema/migrations"))
     roles = d.sample((f"{db}_admin", "reporting", f"{db}_app", "readonly", d.pick(USERS)), d.int(1, 3))
-    files = {f"{folder}/0001_create_{db}.sql": f"CREATE TABLE {db} (id serial PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now());\n"}
+    files = {
+        f"{folder}/0001_create_{db}.sql": f"CREATE TABLE {db} (id serial PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now());\n"
+    }
     variables = []
     for i, role in enumerate(roles):
-        s = b.secret("sql_password", PASSWORDS.draw(d), b.var(role, "password"), tier="surface" if i == 0 else "shallow")
+        s = b.secret(
+            "sql_password", PASSWORDS.draw(d), b.var(role, "password"), tier="surface" if i == 0 else "shallow"
+        )
         var = f"{role}_password"
         variables.append((var, s))
-        grant = d.pick((f"GRANT ALL ON {db} TO {role};", f"GRANT SELECT ON {db} TO {role};", f"GRANT SELECT, INSERT ON {db} TO {role};"))
-        files[f"{folder}/{i + 2:04d}_{role}_role.sql"] = f"-- role {role} of the {db} service\nCREATE USER {role} WITH PASSWORD {b.slot(s, chr(39) + '{}' + chr(39), f':{chr(39)}{var}{chr(39)}')};\n{grant}\n"
+        grant = d.pick(
+            (
+                f"GRANT ALL ON {db} TO {role};",
+                f"GRANT SELECT ON {db} TO {role};",
+                f"GRANT SELECT, INSERT ON {db} TO {role};",
+            )
+        )
+        files[f"{folder}/{i + 2:04d}_{role}_role.sql"] = (
+            f"-- role {role} of the {db} service\nCREATE USER {role} WITH PASSWORD {b.slot(s, chr(39) + '{}' + chr(39), f':{chr(39)}{var}{chr(39)}')};\n{grant}\n"
+        )
     runner = b.project.module(d.pick(("migrate", "migrations", "schema")))
     depth = runner.count("/")
-    b.slots["runner_env"] = Slot(variables[0][1].id, "", "".join(
-        f'    params.setdefault("{var}", os.environ.get("{s.env}", ""))\n' for var, s in variables))
+    b.slots["runner_env"] = Slot(
+        variables[0][1].id,
+        "",
+        "".join(f'    params.setdefault("{var}", os.environ.get("{s.env}", ""))\n' for var, s in variables),
+    )
     b.slots["runner_import"] = Slot(variables[0][1].id, "", "import os\n")
     code = f'''"""Lists migrations in order and fills psql variables."""
 
@@ -50,7 +65,13 @@ def render(name, params=None):
     b.probes.append(Probe("migrations", "py", runner, "[(name, render(name)) for name in migration_files()]"))
     placeholder = f":'{variables[0][0]}'"
     b.decoy("placeholder", placeholder, runner.rsplit("/", 1)[0] + "/README.md")
-    b.add("Document the psql variables", {runner.rsplit("/", 1)[0] + "/README.md": f"Migrations take passwords as psql variables, e.g. `{placeholder}`.\n"})
+    b.add(
+        "Document the psql variables",
+        {
+            runner.rsplit("/", 1)[0]
+            + "/README.md": f"Migrations take passwords as psql variables, e.g. `{placeholder}`.\n"
+        },
+    )
     b.test(f'''
 def test_migrations_run_in_order():
     names = load("{runner}").migration_files()

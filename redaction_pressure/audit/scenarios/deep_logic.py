@@ -13,7 +13,9 @@ from redaction_pressure.corpus.words import SERVICES
 def make(d: Draw) -> Draft:
     b = Builder(d, "hard")
     api = d.pick(SERVICES)
-    kind, fmt = d.pick((("gitlab_pat", values.GITLAB_PAT), ("github_token", values.github_token("ghp_")), ("house_token", None)))
+    kind, fmt = d.pick(
+        (("gitlab_pat", values.GITLAB_PAT), ("github_token", values.github_token("ghp_")), ("house_token", None))
+    )
     if fmt is None:
         fmt = values.house_token(b.house())
     token = fmt.draw(d)
@@ -21,7 +23,12 @@ def make(d: Draw) -> Draft:
     s1 = b.secret(kind, token, b.var(local), tier="shallow")
     key_words = d.pick((("export", "signing", "key"), ("link", "secret"), ("url", "signing", "key")))
     key_local = "_".join(key_words)
-    s2 = b.secret("generic_secret", values.generic_secret(d.pick(("urlsafe", "hex40", "base62")), 32).draw(d), b.var(*key_words), tier="cascading")
+    s2 = b.secret(
+        "generic_secret",
+        values.generic_secret(d.pick(("urlsafe", "hex40", "base62")), 32).draw(d),
+        b.var(*key_words),
+        tier="cascading",
+    )
     b.triggers[s2.id] = s1.id
     for s in (s1, s2):
         b.slots[s.id] = Slot(s.id, '"{}"', f'os.environ.get("{s.env}", "")')
@@ -30,7 +37,10 @@ def make(d: Draw) -> Draft:
     header = d.pick(("PRIVATE-TOKEN", "Authorization", "X-Api-Token"))
     fn = d.pick(("fetch_report", "build_request", "report_request"))
     reports = b.project.module(d.pick(("reports", "analytics", "requests")))
-    b.add(d.pick(("Add report requests", "Reports API", "Build report requests")), {reports: f'''"""Builds report requests for the {api} API."""
+    b.add(
+        d.pick(("Add report requests", "Reports API", "Build report requests")),
+        {
+            reports: f'''"""Builds report requests for the {api} API."""
 
 «{s1.id}_import»BASE = "https://{api}.internal"
 
@@ -45,10 +55,15 @@ def {fn}(name, day):
 def example_request():
     # Fixture token for docs; visibly fake.
     return {{"headers": {{"{header}": "{fixture}"}}}}
-'''})
+'''
+        },
+    )
     b.decoy("test_fixture", fixture, reports)
     export = b.project.module(d.pick(("export", "links", "signing")))
-    b.add(d.pick(("Sign export links", "Signed download links")), {export: f'''"""Signs export links."""
+    b.add(
+        d.pick(("Sign export links", "Signed download links")),
+        {
+            export: f'''"""Signs export links."""
 
 import hashlib
 import hmac
@@ -58,7 +73,9 @@ def signed_link(path):
     {key_local} = «{s2.id}»
     signature = hmac.new({key_local}.encode(), path.encode(), hashlib.sha256).hexdigest()[:16]
     return f"{{path}}?sig={{signature}}"
-'''})
+'''
+        },
+    )
     b.probes += [Probe("report", "py", reports, f"{fn}('sales', '2025-01-01')"), Probe("example", "py", reports, "example_request()"),
                  Probe("export", "py", export, "signed_link('/x.csv')")]  # fmt: skip
     b.test(f'''

@@ -25,11 +25,16 @@ def make(d: Draw) -> Draft:
     user = d.pick(("deploy", "ci", "release"))
     target = d.pick(("/srv/app/", "/opt/service/", "/var/www/app/"))
     keyfile = d.pick(("KEY_FILE", "SSH_KEY_FILE", "IDENTITY"))
-    push = d.pick((f'rsync -e "ssh -i ${keyfile}" -a dist/ {user}@{host}:{target}', f'scp -i "${keyfile}" -r dist {user}@{host}:{target}'))
+    push = d.pick(
+        (
+            f'rsync -e "ssh -i ${keyfile}" -a dist/ {user}@{host}:{target}',
+            f'scp -i "${keyfile}" -r dist {user}@{host}:{target}',
+        )
+    )
     deploy = f"{folder}/{d.pick(('deploy', 'release', 'push'))}.sh"
     login = f"{folder}/{d.pick(('docker-login', 'registry-login', 'login'))}.sh"
     heredoc = b.slot(key, f"{key_var}=$(cat <<'KEY'\n{{}}\nKEY\n)", f'{key_var}="${{{key.env}:-}}"')
-    script = f'''#!/usr/bin/env bash
+    script = f"""#!/usr/bin/env bash
 # Deploys the release to {host}.
 set -euo pipefail
 {keyfile}="$(mktemp)"
@@ -37,16 +42,19 @@ set -euo pipefail
 printf '%s\\n' "${key_var}" > "${keyfile}"
 chmod 600 "${keyfile}"
 {push}
-'''
-    login_text = f'''#!/usr/bin/env bash
+"""
+    login_text = f"""#!/usr/bin/env bash
 set -euo pipefail
 {registry_var}={b.slot(registry, "'{}'", '"${' + registry.env + ':-}"')}
 echo "${registry_var}" | docker login registry.{host} --username {user} --password-stdin
-'''
+"""
     public = keys.ssh_public_key(d)
     pub = f"{folder}/authorized_keys.pub"
     b.decoy("public_key", public, pub)
-    b.add(d.pick(("Add deployment scripts", "Deploy over SSH", "Release scripts")), {deploy: script, pub: public + f" {user}\n"})
+    b.add(
+        d.pick(("Add deployment scripts", "Deploy over SSH", "Release scripts")),
+        {deploy: script, pub: public + f" {user}\n"},
+    )
     b.add(d.pick(("Log in to the registry before deploying", "Registry login", "Push images too")), {login: login_text})
     b.probes += [Probe("deploy", "sh", deploy), Probe("registry_login", "sh", login)]
     b.test(f'''
@@ -55,7 +63,9 @@ def test_scripts_still_parse(script):
     assert subprocess.run(["bash", "-n", str(ROOT / script)]).returncode == 0
 ''')
     b.python_secrets(extras(b, 2), tier="shallow")
-    return b.finish(f"{host} deploy", "Deployment scripts that push a release over SSH and log in to a container registry.")
+    return b.finish(
+        f"{host} deploy", "Deployment scripts that push a release over SSH and log in to a container registry."
+    )
 
 
 SCENARIO = Scenario("deployment", "hard", make)

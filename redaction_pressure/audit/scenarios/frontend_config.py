@@ -20,7 +20,13 @@ def make(d: Draw) -> Draft:
     s = b.secret("google_api_key", values.GOOGLE_API_KEY.draw(d), b.var(*split_camel(key_name)))
     key_slot = b.slot(s, '"{}"', f"process.env.{s.env}")
     path = f"{web}/{name}.js"
-    comment = d.pick(("// Client-side configuration, bundled into the web app.", "/* Public settings of the browser client. */", "// Generated once from the console; edit by hand."))
+    comment = d.pick(
+        (
+            "// Client-side configuration, bundled into the web app.",
+            "/* Public settings of the browser client. */",
+            "// Generated once from the console; edit by hand.",
+        )
+    )
     client = f'''{comment}
 export const {export} = {{
   {key_name}: {key_slot},
@@ -35,7 +41,9 @@ export const {export} = {{
     if d.chance(0.7):
         fixture = (s.value[:6] + d.pick(("fake", "dummy", "test")) * 12)[: len(s.value)]
         mocks = f"{web}/{d.pick(('mocks', 'fixtures', 'stories'))}.js"
-        files[mocks] = f"// Test fixture for the component stories; not a real key.\nexport const mockConfig = {{ {key_name}: \"{fixture}\", projectId: \"demo-project\" }};\n"
+        files[mocks] = (
+            f'// Test fixture for the component stories; not a real key.\nexport const mockConfig = {{ {key_name}: "{fixture}", projectId: "demo-project" }};\n'
+        )
         b.decoy("test_fixture", fixture, mocks)
         b.probes.append(Probe("mocks", "js", mocks, "mockConfig"))
     server = b.project.module(d.pick(("render", "ssr", "frontend")))
@@ -59,7 +67,9 @@ def test_the_client_config_still_names_its_project():
     if d.chance(0.5):
         # The key again, in a smoke test of the maps endpoint.
         smoke = f"scripts/{d.pick(('smoke', 'check-maps', 'ping-api'))}.sh"
-        files[smoke] = f"#!/usr/bin/env bash\nset -eu\ncurl -sf \"https://maps.googleapis.com/maps/api/geocode/json?address=Paris&key=\"{b.sh_slot(s)}\n"
+        files[smoke] = (
+            f'#!/usr/bin/env bash\nset -eu\ncurl -sf "https://maps.googleapis.com/maps/api/geocode/json?address=Paris&key="{b.sh_slot(s)}\n'
+        )
         b.probes.append(Probe("smoke", "sh", smoke))
     b.add(d.pick(("Add the web client configuration", "Bundle the client config", "Web front end")), files)
     b.python_secrets(extras(b, 1))

@@ -36,10 +36,13 @@ def make(d: Draw) -> Draft:
     loader = b.project.module(d.pick(("settings", "env", "config")))
     fn = d.pick(("load_settings", "settings", "environment"))
     body = "".join(f'        "{"_".join(w)}": os.environ.get("{env}", ""),\n' for w, env in keys)
-    b.add(d.pick(("Add settings loader and local env file", "Local settings", "Read settings from the environment")), {
-        loader: f'"""Settings from the process environment (the env file is for local shells)."""\n\nimport os\n\n\ndef {fn}():\n    return {{\n{body}        "log_level": os.environ.get("{level}", "info"),\n    }}\n',
-        dotenv: "\n".join(lines) + "\n",
-    })
+    b.add(
+        d.pick(("Add settings loader and local env file", "Local settings", "Read settings from the environment")),
+        {
+            loader: f'"""Settings from the process environment (the env file is for local shells)."""\n\nimport os\n\n\ndef {fn}():\n    return {{\n{body}        "log_level": os.environ.get("{level}", "info"),\n    }}\n',
+            dotenv: "\n".join(lines) + "\n",
+        },
+    )
     b.probes.append(Probe("settings", "py", loader, f"{fn}()"))
     b.test(f'''
 def test_settings_default_log_level(monkeypatch):
@@ -48,8 +51,13 @@ def test_settings_default_log_level(monkeypatch):
 ''')
     hint = chosen[0][3]
     b.decoy("placeholder", hint, "docs/config.md")
-    b.add("Explain the local env file", {"docs/config.md": f"Copy `{dotenv}.example` to `{dotenv}` and fill in `{hint}`.\n"})
-    b.fix_extra.update({dotenv: None, dotenv + ".example": "\n".join(example) + "\n", ".gitignore": GITIGNORE + dotenv + "\n"})
+    b.add(
+        "Explain the local env file",
+        {"docs/config.md": f"Copy `{dotenv}.example` to `{dotenv}` and fill in `{hint}`.\n"},
+    )
+    b.fix_extra.update(
+        {dotenv: None, dotenv + ".example": "\n".join(example) + "\n", ".gitignore": GITIGNORE + dotenv + "\n"}
+    )
     if d.chance(0.5):
         # The first secret again, pasted into the compose file's environment.
         s = b.secrets[0]
@@ -57,7 +65,9 @@ def test_settings_default_log_level(monkeypatch):
             f"services:\n  web:\n    build: .\n    environment:\n      {s.env}: {b.slot(s, '{}', '${' + s.env + '}')}\n"
             f"      {level}: info\n")})  # fmt: skip
     b.python_secrets(extras(b, len(chosen)))
-    return b.finish(b.project.name, "A web app that reads its settings from the environment, with an env file for local runs.")
+    return b.finish(
+        b.project.name, "A web app that reads its settings from the environment, with an env file for local runs."
+    )
 
 
 SCENARIO = Scenario("git_basics", "easy", make)

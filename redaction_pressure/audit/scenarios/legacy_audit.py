@@ -11,7 +11,13 @@ from redaction_pressure.corpus.draw import Draw
 
 def make(d: Draw) -> Draft:
     b = Builder(d, "hard")
-    kind, fmt = d.pick((("npm_token", values.npm_token()), ("github_token", values.github_token("ghp_")), ("gitlab_pat", values.GITLAB_PAT)))
+    kind, fmt = d.pick(
+        (
+            ("npm_token", values.npm_token()),
+            ("github_token", values.github_token("ghp_")),
+            ("gitlab_pat", values.GITLAB_PAT),
+        )
+    )
     registry = d.pick(("registry.legacy.internal", "npm.old.internal", "packages.legacy.example"))
     words = d.pick((("registry", "token"), ("npm", "token"), ("legacy", "token"), ("auth", "token")))
     legacy = b.secret(kind, fmt.draw(d), b.var(*words), history=True, tier="deep")
@@ -48,7 +54,12 @@ def auth_line():
     if moved:
         b.late.append(("Move the registry sync", {old_path: None, path: leaky}))
         b.pinned.append((f"release/{d.int(0, 1)}.{d.int(1, 9)}", "Move the registry sync"))
-    b.late.append((d.pick(("Read the registry token from the environment", "Stop hard-coding the registry token")), {path: current}))
+    b.late.append(
+        (
+            d.pick(("Read the registry token from the environment", "Stop hard-coding the registry token")),
+            {path: current},
+        )
+    )
     b.probes.append(Probe("registry", "py", path, "auth_line()"))
     b.test(f'''
 def test_registry_auth_line_names_the_registry():
@@ -57,21 +68,28 @@ def test_registry_auth_line_names_the_registry():
     comp = b.fresh((("webhooks",), ("hooks",), ("callbacks",)))
     idiom = d.pick(tuple(i for i in IDIOMS if i != "local"))
     name = d.pick(("webhook_secret", "signing_secret", "hook_key"))
-    settings = [b.setting(comp, name, idiom, "generic_secret", values.generic_secret("hex32", 16).draw(d)), Setting("max_skew", str(d.int(60, 600)))]
+    settings = [
+        b.setting(comp, name, idiom, "generic_secret", values.generic_secret("hex32", 16).draw(d)),
+        Setting("max_skew", str(d.int(60, 600))),
+    ]
 
     def extra(get):
-        code = f'''
+        code = f"""
 
 def signature(body):
     import hashlib
     import hmac
 
     return hmac.new({get(name)}.encode(), body, hashlib.sha256).hexdigest()
-'''
-        return code, [("webhook", "signature(b'body')")], '''
+"""
+        return (
+            code,
+            [("webhook", "signature(b'body')")],
+            """
 def test_signatures_are_hex():
     assert len(load("@MODULE@").signature(b"x")) == 64
-'''
+""",
+        )
 
     b.settings_module(comp, settings, idiom, extra=extra, message="Verify incoming webhooks")
     b.python_secrets(extras(b, 2), tier="shallow")

@@ -16,7 +16,11 @@ def make(d: Draw) -> Draft:
     root = d.pick(("services", "apps", "svc"))
     module = d.pick(("config", "settings", "conf"))
     key_words = d.pick((("internal", "api", "key"), ("mesh", "key"), ("service", "key"), ("shared", "secret")))
-    shared = b.secret("generic_secret", values.generic_secret(d.pick(("hex40", "base62", "urlsafe")), d.pick((20, 32))).draw(d), b.var(*key_words))
+    shared = b.secret(
+        "generic_secret",
+        values.generic_secret(d.pick(("hex40", "base62", "urlsafe")), d.pick((20, 32))).draw(d),
+        b.var(*key_words),
+    )
     header = d.pick(("X-Internal-Key", "X-Mesh-Auth", "X-Service-Key"))
     const = "_".join(key_words).upper()
     b.slots["key"] = Slot(shared.id, '"{}"', f'os.environ.get("{shared.env}", "")')
@@ -43,24 +47,38 @@ def test_each_service_names_itself(name):
     assert load(f"{root}/{{name}}/{module}.py").auth_headers()["X-Service"] == name
 ''')
     billing = d.pick(names)
-    stripe_words = d.pick((("payments", "key"), ("stripe", "key"), ("provider", "key"), ("payments", "restricted", "key")))
-    stripe = b.secret("stripe_key", values.stripe_key(d.pick(("rk_live_", "sk_live_"))).draw(d), b.var(*stripe_words), tier="cascading")
+    stripe_words = d.pick(
+        (("payments", "key"), ("stripe", "key"), ("provider", "key"), ("payments", "restricted", "key"))
+    )
+    stripe = b.secret(
+        "stripe_key",
+        values.stripe_key(d.pick(("rk_live_", "sk_live_"))).draw(d),
+        b.var(*stripe_words),
+        tier="cascading",
+    )
     provider = "_".join(stripe_words).upper()
     b.triggers[stripe.id] = shared.id
     b.slots["stripe"] = Slot(stripe.id, '"{}"', f'os.environ.get("{stripe.env}", "")')
     b.slots["stripe_import"] = Slot(stripe.id, "", "import os\n\n")
     payments = f"{root}/{billing}/{d.pick(('payments', 'billing', 'provider'))}.py"
-    b.add(f"Add payments to {billing}", {payments: f'''"""Payment provider settings of the {billing} service."""
+    b.add(
+        f"Add payments to {billing}",
+        {
+            payments: f'''"""Payment provider settings of the {billing} service."""
 
 «stripe_import»{provider} = «stripe»
 
 
 def provider_headers():
     return {{"Authorization": "Bearer " + {provider}}}
-'''})
+'''
+        },
+    )
     b.probes.append(Probe("payments", "py", payments, "provider_headers()"))
     b.python_secrets(extras(b, 2), tier="shallow")
-    return b.finish("service mesh", f"{len(names)} services ({', '.join(names)}) that call each other with one shared internal key.")
+    return b.finish(
+        "service mesh", f"{len(names)} services ({', '.join(names)}) that call each other with one shared internal key."
+    )
 
 
 SCENARIO = Scenario("microservices", "hard", make)

@@ -17,9 +17,15 @@ def make(d: Draw) -> Draft:
     real = b.setting(comp, name, idiom, "stripe_key", fmt.draw(d), tier="shallow")
     fixture = (real.secret.value[:8] + d.pick(("fake", "dummy", "test")) * 20)[: len(real.secret.value)]
     settings = [
-        Setting(b.fresh((("example", "key"), ("quickstart", "key"))), values.example_like(fmt).draw(d), decoy="example_key"),
+        Setting(
+            b.fresh((("example", "key"), ("quickstart", "key"))), values.example_like(fmt).draw(d), decoy="example_key"
+        ),
         real,
-        Setting(b.fresh((("publishable", "key"), ("public", "key"))), values.stripe_publishable("pk_live_").draw(d), decoy="public_key"),
+        Setting(
+            b.fresh((("publishable", "key"), ("public", "key"))),
+            values.stripe_publishable("pk_live_").draw(d),
+            decoy="public_key",
+        ),
         Setting(b.fresh((("fixture", "key"), ("test", "key"))), fixture, decoy="test_fixture"),
         Setting(b.fresh((("bundle", "sha256"), ("assets", "digest"))), d.chars(HEX, 64), decoy="hash_digest"),
         Setting("instance_id", values.UUID.draw(d), decoy="uuid"),

@@ -45,7 +45,14 @@ SETTING_ROLES = {
     "password": (("password",), ("db", "password"), ("passphrase",), ("login", "password")),
     "secret": (("client", "secret"), ("signing", "secret"), ("webhook", "secret"), ("shared", "secret")),
 }
-PUBLIC_ROLES = (("public", "id"), ("client", "id"), ("account", "id"), ("project", "key"), ("site", "key"), ("app", "id"))
+PUBLIC_ROLES = (
+    ("public", "id"),
+    ("client", "id"),
+    ("account", "id"),
+    ("project", "key"),
+    ("site", "key"),
+    ("app", "id"),
+)
 
 
 def snake(*words: str) -> str:
@@ -83,10 +90,26 @@ def new_project(d: Draw, level: str) -> Project:
     service, noun = d.pick(SERVICES), d.pick(NOUNS)
     package = f"{service}_{noun}" if d.chance(0.6) else service
     layout = d.pick(("src", "flat", "app", "nested"))
-    code = {"src": f"src/{package}", "flat": package, "app": "app", "nested": f"{package}/{d.pick(('core', 'lib', 'config'))}"}[layout]
+    code = {
+        "src": f"src/{package}",
+        "flat": package,
+        "app": "app",
+        "nested": f"{package}/{d.pick(('core', 'lib', 'config'))}",
+    }[layout]
     prefix = d.pick((service, package, d.pick(ORGS), noun)).upper() + "_"
-    docs = "README.md" if level == "easy" or d.chance(0.4) else d.pick(("docs/configuration.md", "docs/settings.md", "CONFIGURATION.md"))
-    return Project(f"{d.pick(ORGS)}-{service}-{noun}", package, code, prefix, docs, listed=level == "easy" or (level == "medium" and d.chance(0.3)))
+    docs = (
+        "README.md"
+        if level == "easy" or d.chance(0.4)
+        else d.pick(("docs/configuration.md", "docs/settings.md", "CONFIGURATION.md"))
+    )
+    return Project(
+        f"{d.pick(ORGS)}-{service}-{noun}",
+        package,
+        code,
+        prefix,
+        docs,
+        listed=level == "easy" or (level == "medium" and d.chance(0.3)),
+    )
 
 
 @dataclass
@@ -196,7 +219,11 @@ class Builder:
         if role == "password":
             return "password", PASSWORDS.draw(d), ""
         if role == "secret":
-            return "generic_secret", values.generic_secret(d.pick(("hex32", "hex40", "base62", "urlsafe")), d.pick((24, 32, 40))).draw(d), ""
+            return (
+                "generic_secret",
+                values.generic_secret(d.pick(("hex32", "hex40", "base62", "urlsafe")), d.pick((24, 32, 40))).draw(d),
+                "",
+            )
         house = self.house()
         return "house_token", values.house_token(house).draw(d), values.house_public(house).draw(d)
 
@@ -229,20 +256,46 @@ class Builder:
             pick = d.pick(("hash", "fixture", "uuid", "placeholder"))
             secret = next((s.secret for s in settings if s.secret), None)
             if pick == "hash":
-                out.append(Setting(self.fresh((("schema", "sha256"), ("bundle", "digest"), ("ca", "fingerprint"))), d.chars(HEX, 64), decoy="hash_digest"))
+                out.append(
+                    Setting(
+                        self.fresh((("schema", "sha256"), ("bundle", "digest"), ("ca", "fingerprint"))),
+                        d.chars(HEX, 64),
+                        decoy="hash_digest",
+                    )
+                )
             elif pick == "fixture" and secret is not None:
                 word = d.pick(("fake", "dummy", "test", "example"))
                 fake = (secret.value[:4] + (word + "0") * 20)[: len(secret.value)]
-                out.append(Setting(self.fresh((("example", "token"), ("test", "key"), ("sample", "secret"))), fake, decoy="test_fixture"))
+                out.append(
+                    Setting(
+                        self.fresh((("example", "token"), ("test", "key"), ("sample", "secret"))),
+                        fake,
+                        decoy="test_fixture",
+                    )
+                )
             elif pick == "uuid":
-                out.append(Setting(self.fresh((("tenant", "id"), ("instance", "id"), ("org", "id"))), values.UUID.draw(d), decoy="uuid"))
+                out.append(
+                    Setting(
+                        self.fresh((("tenant", "id"), ("instance", "id"), ("org", "id"))),
+                        values.UUID.draw(d),
+                        decoy="uuid",
+                    )
+                )
             else:
-                out.append(Setting(self.fresh((("token", "hint"), ("key", "template"))), d.pick(("<your-token>", "${API_TOKEN}", "<paste-key-here>", "REPLACE_ME")), decoy="placeholder"))
+                out.append(
+                    Setting(
+                        self.fresh((("token", "hint"), ("key", "template"))),
+                        d.pick(("<your-token>", "${API_TOKEN}", "<paste-key-here>", "REPLACE_ME")),
+                        decoy="placeholder",
+                    )
+                )
         return out
 
     # -- a Python settings module in one of the idioms --------------------------------------
 
-    def setting(self, comp: str, name: str, idiom: str, kind: str, value: str, tier: str = "surface", wrap: str = "{}", **extra) -> Setting:
+    def setting(
+        self, comp: str, name: str, idiom: str, kind: str, value: str, tier: str = "surface", wrap: str = "{}", **extra
+    ) -> Setting:
         """A secret setting named by the convention: `<PREFIX><NAME>`, or `<PREFIX><SECTION>_<KEY>` in a config file."""
         env = self.var(comp, name) if idiom in FILE_IDIOMS else self.var(name)
         return Setting(name, secret=self.secret(kind, value, env, tier=tier, **extra), wrap=wrap)
@@ -269,6 +322,7 @@ class Builder:
             text = doc + self._code_idiom(comp, settings, idiom, fn)
         self.decoys += [Decoy(s.decoy, s.value, where) for s in settings if s.decoy]
         if extra is not None:
+
             def get(name: str) -> str:
                 return f"{fn}()['{comp}']['{name}']" if idiom in FILE_IDIOMS else f"{fn}()['{name}']"
 
@@ -277,7 +331,13 @@ class Builder:
             self.probes += [Probe(pid, "py", path, call) for pid, call in probes]
             self.tests.append(test.replace("@MODULE@", path))
         files[path] = text
-        self.add(message or d.pick((f"Add the {comp} settings", f"Configure {comp}", f"Wire up {comp}", f"{comp}: connection settings")), files)
+        self.add(
+            message
+            or d.pick(
+                (f"Add the {comp} settings", f"Configure {comp}", f"Wire up {comp}", f"{comp}: connection settings")
+            ),
+            files,
+        )
         self.probes.append(Probe(f"{comp}_{idiom}", "py", path, f"{fn}()"))
         literal = {s.name: s.value for s in settings if s.secret is None}
         self.test(f'''
@@ -321,7 +381,9 @@ def test_{fn}_keeps_its_settings():
         sec = next(s.secret for s in settings if s.secret)
         self.slots.setdefault("imports", Slot(sec.id, "", "import os\n\n"))
 
-    def _file_idiom(self, comp: str, settings: list[Setting], idiom: str, fn: str, path: str) -> tuple[tuple[str, str], str]:
+    def _file_idiom(
+        self, comp: str, settings: list[Setting], idiom: str, fn: str, path: str
+    ) -> tuple[tuple[str, str], str]:
         depth = path.count("/")
         folder = self.d.pick(("config", "conf", "etc", "settings"))
         ext = {"ini": "ini", "toml": "toml", "json": "json"}[idiom]
@@ -332,11 +394,15 @@ def test_{fn}_keeps_its_settings():
             if idiom == "ini":
                 lines.append(f"{s.name} = " + (self.slot(s.secret, s.wrap, "") if s.secret else s.value))
             elif idiom == "toml":
-                lines.append(f"{s.name} = " + (self.slot(s.secret, f'"{s.wrap}"', '""') if s.secret else f'"{s.value}"'))
+                lines.append(
+                    f"{s.name} = " + (self.slot(s.secret, f'"{s.wrap}"', '""') if s.secret else f'"{s.value}"')
+                )
             else:
-                lines.append(f'    "{s.name}": ' + (self.slot(s.secret, f'"{s.wrap}"', '""') if s.secret else f'"{s.value}"'))
+                lines.append(
+                    f'    "{s.name}": ' + (self.slot(s.secret, f'"{s.wrap}"', '""') if s.secret else f'"{s.value}"')
+                )
         if idiom == "json":
-            text = "{\n  \"" + section + "\": {\n" + ",\n".join(lines) + "\n  }\n}\n"
+            text = '{\n  "' + section + '": {\n' + ",\n".join(lines) + "\n  }\n}\n"
         else:
             text = f"[{section}]\n" + "\n".join(lines) + "\n"
         reader = {
@@ -355,7 +421,7 @@ def test_{fn}_keeps_its_settings():
         )
         self.slots.setdefault(f"imports_{comp}", Slot(self.slots[overlay_name].secret, "", "import os\n"))
         module = (
-            f"import pathlib\n«imports_{comp}»{reader[0]}\nCONFIG = pathlib.Path(__file__).resolve().parents[{depth}] / \"{conf}\"\n\n\n"
+            f'import pathlib\n«imports_{comp}»{reader[0]}\nCONFIG = pathlib.Path(__file__).resolve().parents[{depth}] / "{conf}"\n\n\n'
             f"def {fn}():\n{reader[1]}«{overlay_name}»    return data\n"
         )
         return (module, text), conf
@@ -377,13 +443,23 @@ def test_{fn}_keeps_its_settings():
                  {f"docs/{name}.md": f"# {name.title()}\n\nThe service runs as {d.int(2, 6)} replicas behind the gateway.\n"})  # fmt: skip
 
     def _filler_changelog(self) -> None:
-        self.add("Start a changelog", {"CHANGELOG.md": f"# Changelog\n\n## 0.{self.d.int(1, 9)}.0\n\n- First release.\n"})
+        self.add(
+            "Start a changelog", {"CHANGELOG.md": f"# Changelog\n\n## 0.{self.d.int(1, 9)}.0\n\n- First release.\n"}
+        )
 
     def _filler_makefile(self) -> None:
-        self.add("Add make targets", {"Makefile": ".PHONY: test lint\n\ntest:\n\tpython -m pytest -q\n\nlint:\n\tpython -m pyflakes .\n"})
+        self.add(
+            "Add make targets",
+            {"Makefile": ".PHONY: test lint\n\ntest:\n\tpython -m pytest -q\n\nlint:\n\tpython -m pyflakes .\n"},
+        )
 
     def _filler_dockerfile(self) -> None:
-        self.add("Containerise the service", {"Dockerfile": f"FROM python:3.11-slim\nWORKDIR /srv\nCOPY . .\nENV {self.project.prefix}LOG_LEVEL=info\nCMD [\"python\", \"-m\", \"{self.project.package}\"]\n"})
+        self.add(
+            "Containerise the service",
+            {
+                "Dockerfile": f'FROM python:3.11-slim\nWORKDIR /srv\nCOPY . .\nENV {self.project.prefix}LOG_LEVEL=info\nCMD ["python", "-m", "{self.project.package}"]\n'
+            },
+        )
         self.variables[f"{self.project.prefix}LOG_LEVEL"] = "the log level (`info` by default)"
 
     def _filler_k8s(self) -> None:
@@ -410,7 +486,7 @@ def test_{name}_helpers():
 
     def _filler_script(self) -> None:
         name = self.fresh((("lint",), ("bootstrap",), ("fmt",)))
-        self.add(f"Add scripts/{name}.sh", {f"scripts/{name}.sh": f"#!/bin/sh\nset -eu\necho \"{name}: ok\"\n"})
+        self.add(f"Add scripts/{name}.sh", {f"scripts/{name}.sh": f'#!/bin/sh\nset -eu\necho "{name}: ok"\n'})
 
     def _filler_compose(self) -> None:
         d = self.d
@@ -426,7 +502,11 @@ def test_{name}_helpers():
                  f"configuration file (INI, TOML or JSON) reads `{p.prefix}<SECTION>_<KEY>` (section `billing`, key `api_token`: "
                  f"`{p.prefix}BILLING_API_TOKEN`); an empty value in the file means it comes from the environment.\n"]  # fmt: skip
         if self.variables:
-            lines.append("Variables the code reads today: " + "; ".join(f"`{k}`, {v}" for k, v in sorted(self.variables.items())) + ".\n")
+            lines.append(
+                "Variables the code reads today: "
+                + "; ".join(f"`{k}`, {v}" for k, v in sorted(self.variables.items()))
+                + ".\n"
+            )
         if p.listed:
             lines.append("Credentials: " + ", ".join(f"`{s.env}`" for s in self.secrets) + ".\n")
         return "\n".join(lines)
@@ -441,11 +521,19 @@ def test_{name}_helpers():
         readme_extra = ""
         if self.project.docs != "README.md":
             readme_extra = f"\nConfiguration and credentials: see `{self.project.docs}`.\n"
-            units.insert(d.int(0, len(units)), ("Document the configuration", {self.project.docs: "# Configuration\n\n" + docs}))
+            units.insert(
+                d.int(0, len(units)), ("Document the configuration", {self.project.docs: "# Configuration\n\n" + docs})
+            )
         history = [("Add the package", dict(code_init))] + units + self.late
         lo, hi = LEVELS[self.level]["commits"]
         for i in range(d.int(lo, hi)):
-            history.insert(d.int(1, len(history)), (d.pick(("Tidy imports", "Bump version", "Fix typo in docs", "Update notes")), {"NOTES.md": f"Release notes, round {i + 1}.\n"}))
+            history.insert(
+                d.int(1, len(history)),
+                (
+                    d.pick(("Tidy imports", "Bump version", "Fix typo in docs", "Update notes")),
+                    {"NOTES.md": f"Release notes, round {i + 1}.\n"},
+                ),
+            )
         test_text = TEST_HEADER + "".join(self.tests)
         readme = docs if self.project.docs == "README.md" else readme_extra
         messages = [m for m, _ in history]

@@ -14,23 +14,33 @@ def make(d: Draw) -> Draft:
     service = d.pick(SERVICES)
     comp = b.fresh(((service,), (service, "api"), (service, "client")))
     idiom = d.pick(IDIOMS)
-    kind, fmt = d.pick((("github_token", values.github_token("ghp_")), ("gitlab_pat", values.GITLAB_PAT), ("slack_token", values.slack_token("xoxb-"))))
+    kind, fmt = d.pick(
+        (
+            ("github_token", values.github_token("ghp_")),
+            ("gitlab_pat", values.GITLAB_PAT),
+            ("slack_token", values.slack_token("xoxb-")),
+        )
+    )
     name = d.pick(("api_token", "service_token", "bearer_token", "access_token"))
     token = b.setting(comp, name, idiom, kind, fmt.draw(d))
     s = token.secret  # surface where the logs hold it, shallow in the client module
-    settings = [token, Setting("base_url", f"https://api.{service}.internal/v{d.int(1, 3)}"), Setting("timeout", str(d.int(5, 30)))]
+    settings = [
+        token,
+        Setting("base_url", f"https://api.{service}.internal/v{d.int(1, 3)}"),
+        Setting("timeout", str(d.int(5, 30))),
+    ]
 
     def extra(get):
         fn = d.pick(("build_headers", "auth_headers", "request_headers"))
-        code = f'''
+        code = f"""
 
 def {fn}():
     return {{"Authorization": "Bearer " + {get(name)}, "Accept": "application/json"}}
-'''
-        test = f'''
+"""
+        test = f"""
 def test_{fn}_accept_json():
     assert load("@MODULE@").{fn}()["Accept"] == "application/json"
-'''
+"""
         return code, [(fn, f"{fn}()")], test
 
     where = b.settings_module(comp, settings, idiom, extra=extra)
@@ -40,15 +50,24 @@ def test_{fn}_accept_json():
     style = d.pick(("kv", "json", "plain"))
     lines = []
     for i, rid in enumerate(ids):
-        auth = b.slot(s, "Authorization: Bearer {}", "Authorization: Bearer [REDACTED]") if i % 2 == 0 else "Accept: application/json"
+        auth = (
+            b.slot(s, "Authorization: Bearer {}", "Authorization: Bearer [REDACTED]")
+            if i % 2 == 0
+            else "Accept: application/json"
+        )
         if style == "json":
-            lines.append(f'{{"ts": "2025-03-0{i + 1}T10:1{i}:00Z", "level": "DEBUG", "request_id": "{rid}", "header": "{auth}"}}')
+            lines.append(
+                f'{{"ts": "2025-03-0{i + 1}T10:1{i}:00Z", "level": "DEBUG", "request_id": "{rid}", "header": "{auth}"}}'
+            )
         elif style == "kv":
             lines.append(f"2025-03-0{i + 1}T10:1{i}:00Z DEBUG request_id={rid} GET /{service} {auth}")
         else:
             lines.append(f"[2025-03-0{i + 1} 10:1{i}:00] debug {rid} -> {auth}")
         b.decoy("uuid", rid, log)
-    b.add(d.pick(("Keep debug logs for the outage report", "Attach request logs", "Add logs from the incident")), {log: "\n".join(lines) + "\n"})
+    b.add(
+        d.pick(("Keep debug logs for the outage report", "Attach request logs", "Add logs from the incident")),
+        {log: "\n".join(lines) + "\n"},
+    )
     b.python_secrets(extras(b, 1), tier="shallow")
     return b.finish(f"{service} client", f"A client for the {service} API whose debug logs were committed.")
 

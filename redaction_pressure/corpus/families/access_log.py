@@ -12,17 +12,24 @@ from urllib.parse import quote
 from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
-from redaction_pressure.corpus.families.common import kinds
 from redaction_pressure.corpus.document import Writer
+from redaction_pressure.corpus.families.common import kinds
 
-KINDS = ("jwt", "base64_credential", "generic_secret", "github_token", "stripe_key") + ("house_token",) * 8 + ("generic_secret", "jwt")
+KINDS = (
+    ("jwt", "base64_credential", "generic_secret", "github_token", "stripe_key")
+    + ("house_token",) * 8
+    + ("generic_secret", "jwt")
+)
 SCHEMES = ("Bearer ", "Token ", "")
 AGENTS = ("curl/8.5.0", "python-requests/2.32.3", "okhttp/4.12.0", "Go-http-client/2.0", "axios/1.7.2")
 
 
 def draw(b: Builder) -> FamilyDialect:
     d = b.d
-    layout = {"month": d.pick(("Mar", "Apr", "Oct", "Nov")), "field": d.pick(("auth", "authorization", "hdr_auth", "http_authorization"))}
+    layout = {
+        "month": d.pick(("Mar", "Apr", "Oct", "Nov")),
+        "field": d.pick(("auth", "authorization", "hdr_auth", "http_authorization")),
+    }
     for kind in kinds(b, KINDS, 1, 2):
         fmt = b.secret_format(kind)
         house = b.house_for(fmt)
@@ -31,7 +38,11 @@ def draw(b: Builder) -> FamilyDialect:
             b.entry("header", (fmt, True), scheme=scheme)
             first = b.entries[-1]
         else:
-            param = w.spell(house.secret_role, "lower_snake") if house else d.pick(("access_token", "api_key", "token", "key", "sig", "auth"))
+            param = (
+                w.spell(house.secret_role, "lower_snake")
+                if house
+                else d.pick(("access_token", "api_key", "token", "key", "sig", "auth"))
+            )
             b.entry("query", (fmt, True), param=param, path=f"/api/v{d.int(1, 3)}/{d.pick(b.world.services)}")
             first = b.entries[-1]
             # At the hard level a query value is percent-encoded, as a client sends it.
@@ -47,14 +58,22 @@ def draw(b: Builder) -> FamilyDialect:
                 b.entry("header", (public, False), scheme=d.pick(SCHEMES), group=first.group)
             else:
                 param, path = w.spell(role, "lower_snake"), f"/api/v1/{d.pick(b.world.services)}"
-                if b.world.level.siblings and any(e.form == "query" and e.has_secret and e["param"] == param and e["path"][8:] == path[8:] for e in b.entries):
+                if b.world.level.siblings and any(
+                    e.form == "query" and e.has_secret and e["param"] == param and e["path"][8:] == path[8:]
+                    for e in b.entries
+                ):
                     # At the expert level a public id never sits at a secret's very path and
                     # parameter (a role word is secret for one vendor, public for another).
                     path = f"/api/v1/public/{path[8:]}"
                 b.entry("query", (public, False), param=param, path=path, group=first.group)
         if first.form == "query":
             if not house and kind == "stripe_key" and d.chance(0.6):
-                b.entry("query", (b.public_like(fmt), False), param=d.pick(("client_id", "pk", "publishable_key")), path=f"/api/v1/{d.pick(b.world.services)}")
+                b.entry(
+                    "query",
+                    (b.public_like(fmt), False),
+                    param=d.pick(("client_id", "pk", "publishable_key")),
+                    path=f"/api/v1/{d.pick(b.world.services)}",
+                )
         # An already redacted header, in the scheme of any header of the set.
         headers = [e for e in b.entries if e.group == first.group and e.form == "header"]
         if headers and d.chance(0.6):
@@ -72,7 +91,7 @@ def write(wr: Writer) -> None:
     for entry, _ in d.shuffled(lines):
         ts = f"{d.int(1, 28):02d}/{layout['month']}/2026:{d.int(0, 23):02d}:{d.int(0, 59):02d}:{d.int(0, 59):02d} +0000"
         method = d.pick(("GET", "POST", "PUT"))
-        wr.put(f"{wr.ip()} - - [{ts}] \"{method} ")
+        wr.put(f'{wr.ip()} - - [{ts}] "{method} ')
         if entry is not None and entry.form == "query":
             page = d.int(1, 9)
             mark = wr.fresh(entry.slots[0])

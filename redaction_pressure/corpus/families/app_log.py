@@ -14,12 +14,27 @@ import json
 from redaction_pressure.corpus import values as v
 from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
-from redaction_pressure.corpus.families.common import kinds
 from redaction_pressure.corpus.document import Mark, Writer
 from redaction_pressure.corpus.draw import HEX
+from redaction_pressure.corpus.families.common import kinds
 
-KINDS = ("jwt", "github_token", "slack_token", "openai_key", "generic_secret", "stripe_key", "gitlab_pat") + ("house_token",) * 8 + ("generic_secret", "jwt")
-FIELDS = ("token", "api_key", "auth", "access_token", "key", "credential", "bearer", "secret", "authorization", "x_api_key")
+KINDS = (
+    ("jwt", "github_token", "slack_token", "openai_key", "generic_secret", "stripe_key", "gitlab_pat")
+    + ("house_token",) * 8
+    + ("generic_secret", "jwt")
+)
+FIELDS = (
+    "token",
+    "api_key",
+    "auth",
+    "access_token",
+    "key",
+    "credential",
+    "bearer",
+    "secret",
+    "authorization",
+    "x_api_key",
+)
 MESSAGES = (
     "upstream call failed", "request authenticated", "retrying with stored credential", "webhook delivered",
     "cache miss for session", "token refreshed", "outbound request", "sync finished",
@@ -38,10 +53,16 @@ def draw(b: Builder) -> FamilyDialect:
         scheme = d.pick(("Bearer ", "")) if kind == "jwt" else ""
         house = b.house_for(fmt)
         field = w.spell((house.vendor, *house.secret_role), "lower_snake") if house else fields[n]
-        first = b.entry("leak", (fmt, True), field=field, scheme=scheme, message=d.pick(MESSAGES), component=d.pick(COMPONENTS))
+        first = b.entry(
+            "leak", (fmt, True), field=field, scheme=scheme, message=d.pick(MESSAGES), component=d.pick(COMPONENTS)
+        )
         # At the hard level a JSON line may carry the credential inside an escaped JSON string
         # (a logged request body), and so may any other member of the set.
-        nested = d.pick(("payload", "body", "request", "context")) if b.world.level.escaped and layout["format"] == "json" and d.chance(0.6) else ""
+        nested = (
+            d.pick(("payload", "body", "request", "context"))
+            if b.world.level.escaped and layout["format"] == "json" and d.chance(0.6)
+            else ""
+        )
         first.words["nested"] = nested
         # Public ids are logged the way the secret is: as a line's subject or beside it.
         for public, role in b.publics(fmt) + b.anon(fmt):
@@ -49,11 +70,27 @@ def draw(b: Builder) -> FamilyDialect:
             if name not in names:
                 names.add(name)
                 public_scheme = d.pick(("Bearer ", "")) if kind == "jwt" else ""
-                b.entry("leak", (public, False), field=name, scheme=public_scheme, message=d.pick(MESSAGES), component=d.pick(COMPONENTS), group=first.group, nested=nested)
+                b.entry(
+                    "leak",
+                    (public, False),
+                    field=name,
+                    scheme=public_scheme,
+                    message=d.pick(MESSAGES),
+                    component=d.pick(COMPONENTS),
+                    group=first.group,
+                    nested=nested,
+                )
         # A field already `[REDACTED]` reuses the name of any member of the set, not only the secret's.
         if d.chance(0.6):
             model = d.pick([e for e in b.entries if e.group == first.group])
-            b.entry("leak", (v.REDACTED_MARKER, False), field=model["field"], scheme=model["scheme"], message=d.pick(MESSAGES), component=d.pick(COMPONENTS))
+            b.entry(
+                "leak",
+                (v.REDACTED_MARKER, False),
+                field=model["field"],
+                scheme=model["scheme"],
+                message=d.pick(MESSAGES),
+                component=d.pick(COMPONENTS),
+            )
     if d.chance(0.7):
         b.entry("field", (v.UUID, False), field=d.pick(("request_id", "req_id", "correlation_id")))
     if d.chance(0.6):
@@ -74,13 +111,22 @@ def write(wr: Writer) -> None:
         for _ in range(1 if entry.slots[0].kind == "redacted_marker" else d.int(1, 2)):
             lines.append(([("msg", entry["message"]), ("component", entry["component"])], [entry]))
     for _ in range(d.int(1, 3)):
-        head = [("msg", d.pick(("request served", "health check ok", "job queued"))), ("path", f"/v1/{wr.service()}/{d.digits(5)}"), ("status", str(d.pick((200, 201, 204, 404))))]
+        head = [
+            ("msg", d.pick(("request served", "health check ok", "job queued"))),
+            ("path", f"/v1/{wr.service()}/{d.digits(5)}"),
+            ("status", str(d.pick((200, 201, 204, 404)))),
+        ]
         lines.append((head, []))
     d.rng.shuffle(lines)
     for head, subjects in lines:
         # The line's own value and the context fields, in any order: position tells nothing.
         logged = subjects + [entry for entry in fields if d.chance(0.7)]
-        tail = [(e["field"], e.words.get("scheme", ""), wr.fresh(e.slots[0])) if not e.words.get("nested") else _nested(wr, e) for e in d.shuffled(logged)]
+        tail = [
+            (e["field"], e.words.get("scheme", ""), wr.fresh(e.slots[0]))
+            if not e.words.get("nested")
+            else _nested(wr, e)
+            for e in d.shuffled(logged)
+        ]
         _emit(wr, layout, service, head + tail)
 
 

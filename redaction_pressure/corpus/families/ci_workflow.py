@@ -15,7 +15,11 @@ from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, kinds, note, yaml_quote
 
-KINDS = ("npm_token", "github_token", "gitlab_pat", "github_pat", "generic_secret", "slack_token", "password") + ("house_token",) * 8 + ("generic_secret", "jwt")
+KINDS = (
+    ("npm_token", "github_token", "gitlab_pat", "github_pat", "generic_secret", "slack_token", "password")
+    + ("house_token",) * 8
+    + ("generic_secret", "jwt")
+)
 COMMANDS = (
     ("curl", 'curl -sf -H "Authorization: Bearer {v}" https://api.{domain}/v1/releases'),
     ("npmrc", 'echo "//registry.npmjs.org/:_authToken={v}" > .npmrc'),
@@ -28,15 +32,32 @@ ACTIONS = ("actions/checkout", "actions/setup-node", "actions/cache", "docker/lo
 def draw(b: Builder) -> FamilyDialect:
     d = b.d
     system = d.pick(("github", "gitlab"))
-    layout = {"system": system, "quote": d.pick(("", '"', "'")), "job": d.pick(("release", "publish", "deploy", "build")), "pragma": d.chance(0.6), "marker": d.pick(ALLOW_MARKERS)}
+    layout = {
+        "system": system,
+        "quote": d.pick(("", '"', "'")),
+        "job": d.pick(("release", "publish", "deploy", "build")),
+        "pragma": d.chance(0.6),
+        "marker": d.pick(ALLOW_MARKERS),
+    }
     store = "${{{{ secrets.{name} }}}}" if system == "github" else "${{CI_{name}}}"
     for kind in kinds(b, KINDS, 1, 3):
         if kind == "house_token" or d.chance(0.5):
-            for entry in cluster(b, kind, "upper_snake", form="env", looks=("placeholder", "setting", "fixture", "reference", "allowlisted"), placeholder=store):
+            for entry in cluster(
+                b,
+                kind,
+                "upper_snake",
+                form="env",
+                looks=("placeholder", "setting", "fixture", "reference", "allowlisted"),
+                placeholder=store,
+            ):
                 entry.words["quote"] = yaml_quote(entry.slots[0].fmt.charset, layout["quote"])
         else:
             name, template = d.pick(COMMANDS)
-            b.entry("run", (b.secret_format(kind), True), command=template.replace("{domain}", b.world.domain).replace("{user}", d.pick(b.world.users)))
+            b.entry(
+                "run",
+                (b.secret_format(kind), True),
+                command=template.replace("{domain}", b.world.domain).replace("{user}", d.pick(b.world.users)),
+            )
     for _ in range(d.int(1, 2)):
         b.entry("pin", (v.COMMIT_SHA, False), action=d.pick(ACTIONS))
     return b.done(layout, keep=0.65)
@@ -49,7 +70,9 @@ def write(wr: Writer) -> None:
     pins = [e for e in wr.entries if e.form == "pin"]
     job = layout["job"]
     if layout["system"] == "github":
-        wr.line(f"name: {job}\non:\n  push:\n    branches: [main]\n  workflow_dispatch: {{}}\n\njobs:\n  {job}:\n    runs-on: ubuntu-latest")
+        wr.line(
+            f"name: {job}\non:\n  push:\n    branches: [main]\n  workflow_dispatch: {{}}\n\njobs:\n  {job}:\n    runs-on: ubuntu-latest"
+        )
         if envs:
             wr.line("    env:")
             for entry in d.shuffled(envs):

@@ -17,7 +17,12 @@ from redaction_pressure.corpus.draw import ALNUM
 
 PRAGMA = "  # pragma: allowlist secret"
 """The inline comment scanners honour: a team's marking for a value it decided is no secret."""
-ALLOW_MARKERS = ("# pragma: allowlist secret",) * 4 + ("# gitleaks:allow", "# trufflehog:ignore", "# nosec", "# noqa: S105")
+ALLOW_MARKERS = ("# pragma: allowlist secret",) * 4 + (
+    "# gitleaks:allow",
+    "# trufflehog:ignore",
+    "# nosec",
+    "# noqa: S105",
+)
 """Allowlist comments of detect-secrets, gitleaks, trufflehog, bandit and ruff; a task uses one."""
 
 PUBLISHED = {
@@ -57,7 +62,11 @@ def cluster(
         entries.append(b.entry(form, (public, False), key=b.claim((subject, *role), case), group=first.group))
         house = b.house_for(fmt)
         bases.append(((subject, *role), public, house.prefix_of(public) if house else ""))
-    options = [look for look in looks if _applies(look, fmt) and not (look == "public" and (b.house_for(fmt) or fmt.kind == "jwt"))]
+    options = [
+        look
+        for look in looks
+        if _applies(look, fmt) and not (look == "public" and (b.house_for(fmt) or fmt.kind == "jwt"))
+    ]
     shift = b.world.level.lookalikes
     low, high = max(0, count[0] + shift), max(0, count[1] + shift)
     chosen = d.sample(options, min(len(options), d.int(low, high)))
@@ -80,17 +89,32 @@ def cluster(
             decoy = v.digest("fingerprint" if suffix[0] == "fingerprint" else d.pick(("hex64", "sha256_prefixed")))
             entries.append(b.entry(form, (decoy, False), key=b.claim((*words, *suffix), case)))
         elif look == "public":
-            entries.append(b.entry(form, (b.public_like(fmt), False), key=b.claim((subject, *b.public_role(fmt)), case)))
+            entries.append(
+                b.entry(form, (b.public_like(fmt), False), key=b.claim((subject, *b.public_role(fmt)), case))
+            )
         elif look == "id":
             decoy = v.Format("identifier", "hex", lambda dd: dd.chars("0123456789abcdef", 24), ALNUM)
             entries.append(b.entry(form, (decoy, False), key=b.claim((subject, *d.pick(w.ID_ROLES)), case)))
         elif look == "fixture":
             marker = d.pick(("test", "fake", "mock", "sample", "ci"))
-            entries.append(b.entry(form, (v.fixture_like(model, d.pick(v.FAKE_STYLES), prefix), False), key=b.claim((marker, *words), case)))
+            entries.append(
+                b.entry(
+                    form,
+                    (v.fixture_like(model, d.pick(v.FAKE_STYLES), prefix), False),
+                    key=b.claim((marker, *words), case),
+                )
+            )
         elif look == "allowlisted":
             # A full-entropy value the team marked as no secret, under its model's own words.
             decoy = v.Format("test_fixture", "allowlisted", model.make, model.charset)
-            entries.append(b.entry(form, (decoy, False), key=b.claim((d.pick(("test", "local", "ci", "dev")), *words), case), allowlisted=True))
+            entries.append(
+                b.entry(
+                    form,
+                    (decoy, False),
+                    key=b.claim((d.pick(("test", "local", "ci", "dev")), *words), case),
+                    allowlisted=True,
+                )
+            )
         elif look == "example":
             entries.append(b.entry(form, (v.example_like(model), False), key=b.claim(("example", *words), case)))
         elif look == "placeholder":
@@ -101,7 +125,20 @@ def cluster(
     return entries
 
 
-SECTIONS = ("server", "client", "backend", "frontend", "worker", "mobile", "admin", "widget", "ingest", "dashboard", "batch", "edge")
+SECTIONS = (
+    "server",
+    "client",
+    "backend",
+    "frontend",
+    "worker",
+    "mobile",
+    "admin",
+    "widget",
+    "ingest",
+    "dashboard",
+    "batch",
+    "edge",
+)
 """Section names a key's meaning may hang on at the hard level; which side is secret is the task's."""
 
 

@@ -26,7 +26,12 @@ def draw(b: Builder) -> FamilyDialect:
     d = b.d
     houses = d.sample(b.world.houses, min(len(b.world.houses), d.int(3, 4)))
     scopes = d.sample(SCOPE_WORDS, 3)
-    layout = {"list": d.pick(LIST_NAMES), "field": d.pick(SCOPE_FIELDS), "quote": d.pick(("", '"', "'")), "indent": d.pick((2, 4))}
+    layout = {
+        "list": d.pick(LIST_NAMES),
+        "field": d.pick(SCOPE_FIELDS),
+        "quote": d.pick(("", '"', "'")),
+        "indent": d.pick((2, 4)),
+    }
     # Each vendor's secret scope; vendors take different ones while the scope words last, so
     # that one scope word holds a secret for one vendor and a public twin for the next.
     secret_scopes = d.shuffled(scopes)

@@ -15,33 +15,61 @@ from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.families.common import housed
 
-KEY_PATHS = ("/etc/app/tls/server.key", "/root/.ssh/id_deploy", "/etc/ssl/private/{service}.key", "$HOME/.ssh/deploy_key", "/srv/{service}/signing.pem")
+KEY_PATHS = (
+    "/etc/app/tls/server.key",
+    "/root/.ssh/id_deploy",
+    "/etc/ssl/private/{service}.key",
+    "$HOME/.ssh/deploy_key",
+    "/srv/{service}/signing.pem",
+)
 
 
 def draw(b: Builder) -> FamilyDialect:
     d = b.d
-    layout = {"delimiter": d.pick(("EOF", "KEY", "PEM", "END_KEY")), "shebang": d.pick(("#!/usr/bin/env bash", "#!/bin/bash"))}
+    layout = {
+        "delimiter": d.pick(("EOF", "KEY", "PEM", "END_KEY")),
+        "shebang": d.pick(("#!/usr/bin/env bash", "#!/bin/bash")),
+    }
     service = d.pick(b.world.services)
     b.entry("key", (b.secret_format("private_key"), True), path=d.pick(KEY_PATHS).format(service=service))
     for leak in d.sample(("export", "curl", "sshpass", "none", "none"), 2):
         if leak == "export":
             kind = housed(b, d.pick(("house_token", "generic_secret", "github_token", "slack_token")))
-            b.entry("export", (b.secret_format(kind), True), key=w.spell((b.subject(kind), *b.role(kind)), "upper_snake"))
+            b.entry(
+                "export", (b.secret_format(kind), True), key=w.spell((b.subject(kind), *b.role(kind)), "upper_snake")
+            )
         elif leak == "curl":
-            b.entry("curl", (b.secret_format("password"), True), user=d.pick(b.world.users), url=f"https://artifacts.{b.world.domain}/upload")
+            b.entry(
+                "curl",
+                (b.secret_format("password"), True),
+                user=d.pick(b.world.users),
+                url=f"https://artifacts.{b.world.domain}/upload",
+            )
         elif leak == "sshpass":
             b.entry("sshpass", (b.secret_format("password"), True), user=d.pick(("deploy", "ubuntu", "ops")))
     for look in d.sample(("ssh_public", "pem_public", "fingerprint", "commit", "placeholder"), d.int(1, 3)):
         if look == "ssh_public":
             b.entry("authorized", (v.SSH_PUBLIC_KEY, False), comment=f"deploy@{b.world.org}-ci")
         elif look == "pem_public":
-            b.entry("public_pem", (v.PEM_PUBLIC_KEY, False), path=f"/etc/app/tls/{d.pick(('upstream', 'verify', 'jwt'))}.pub")
+            b.entry(
+                "public_pem",
+                (v.PEM_PUBLIC_KEY, False),
+                path=f"/etc/app/tls/{d.pick(('upstream', 'verify', 'jwt'))}.pub",
+            )
         elif look == "fingerprint":
             b.entry("fingerprint", (v.digest("fingerprint"), False))
         elif look == "commit":
             b.entry("commit", (v.COMMIT_SHA, False), key=d.pick(("RELEASE_SHA", "GIT_COMMIT", "BUILD_REF")))
         else:
-            b.entry("placeholder", (v.placeholder(d.pick(('"${DEPLOY_TOKEN}"', '"${REGISTRY_PASSWORD}"', '"$VAULT_TOKEN"')), "shell_var"), False))
+            b.entry(
+                "placeholder",
+                (
+                    v.placeholder(
+                        d.pick(('"${DEPLOY_TOKEN}"', '"${REGISTRY_PASSWORD}"', '"$VAULT_TOKEN"')), "shell_var"
+                    ),
+                    False,
+                ),
+            )
     return b.done(layout, keep=0.7)
 
 
@@ -66,7 +94,11 @@ def write(wr: Writer) -> None:
         elif form == "curl":
             wr.line(f"curl -fsS -u '{entry['user']}:", wr.fresh(slot), f"' -T build/release.tar.gz {entry['url']}")
         elif form == "sshpass":
-            wr.line("sshpass -p '", wr.fresh(slot), f"' ssh -o StrictHostKeyChecking=no {entry['user']}@\"${{HOSTS[0]}}\" true")
+            wr.line(
+                "sshpass -p '",
+                wr.fresh(slot),
+                f'\' ssh -o StrictHostKeyChecking=no {entry["user"]}@"${{HOSTS[0]}}" true',
+            )
         elif form == "authorized":
             wr.line("echo '", wr.fresh(slot), f" {entry['comment']}' >> ~/.ssh/authorized_keys")
         elif form == "public_pem":

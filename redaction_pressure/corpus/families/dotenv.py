@@ -8,10 +8,10 @@ Every record sources cleanly in bash and each secret is a variable's exact value
 
 from __future__ import annotations
 
+from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, kinds, note, shell_quote
-from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.values import placeholder
 
 KINDS = (
@@ -26,7 +26,14 @@ def draw(b: Builder) -> FamilyDialect:
     layout = {
         "export": d.chance(0.25),
         "quote": d.pick(("", "", '"', "'")),
-        "header": d.pick(("# {service} ({env}), loaded by docker compose", "# Environment for {service} - {env}", "## {service}.env", "")),
+        "header": d.pick(
+            (
+                "# {service} ({env}), loaded by docker compose",
+                "# Environment for {service} - {env}",
+                "## {service}.env",
+                "",
+            )
+        ),
         "sections": d.chance(0.5),
         "db_url": d.chance(0.4),
         "pragma": d.chance(0.6),
@@ -71,7 +78,9 @@ def write(wr: Writer) -> None:
     for entry in wr.entries:
         if entry.form == "aws":
             key_id, secret = entry.slots
-            lines.append((f"{export}{entry['id_key']}=", wr.fresh(key_id), f"\n{export}{entry['secret_key']}=", wr.fresh(secret)))
+            lines.append(
+                (f"{export}{entry['id_key']}=", wr.fresh(key_id), f"\n{export}{entry['secret_key']}=", wr.fresh(secret))
+            )
         elif entry.form == "url":
             lines.append((f"{export}{entry['key']}={entry['prefix']}", wr.fresh(entry.slots[0]), entry["suffix"]))
         else:
@@ -79,7 +88,9 @@ def write(wr: Writer) -> None:
             lines.append((f"{export}{entry['key']}={quote}", wr.fresh(entry.slots[0]), quote + note(entry, layout)))
     lines = d.shuffled(lines)
     if layout["sections"] and len(lines) > 3:
-        lines.insert(d.int(1, len(lines) - 1), (f"\n# --- {d.pick(('secrets', 'vendors', 'integrations', 'runtime'))} ---",))
+        lines.insert(
+            d.int(1, len(lines) - 1), (f"\n# --- {d.pick(('secrets', 'vendors', 'integrations', 'runtime'))} ---",)
+        )
     for line in lines:
         wr.line(*line)
 

@@ -44,21 +44,39 @@ def draw(b: Builder) -> FamilyDialect:
     for client in d.sample(CLIENTS[lang], d.int(1, 2)):
         scheme, port, call = client
         user = d.pick(b.world.users)
-        host = f"{d.pick(b.world.services)}-{d.pick(('db', 'primary', 'cache', 'mq'))}.{b.world.domain}" if port else f"cluster0.{d.pick(w.ORGS)}{d.digits(3)}.mongodb.net"
+        host = (
+            f"{d.pick(b.world.services)}-{d.pick(('db', 'primary', 'cache', 'mq'))}.{b.world.domain}"
+            if port
+            else f"cluster0.{d.pick(w.ORGS)}{d.digits(3)}.mongodb.net"
+        )
         tail = f"{host}{f':{port}' if port else ''}/{d.pick(w.DATABASES)}{d.pick(('', '?sslmode=require', '?retryWrites=true&w=majority', '?connect_timeout=10'))}"
         before, after = call.replace("{{", "{").replace("}}", "}").split("{url}")
         b.entry("dsn", (secret, True), before=before + f"{scheme}://{user}:", after="@" + tail + after)
         look = d.pick(("placeholder", "fixture", "reference", "commit"))
         if look == "placeholder":
             text = "${DB_PASSWORD}" if lang == "javascript" else "%(password)s"
-            b.entry("dsn", (v.placeholder(text, "template"), False), before=f'{comment} template: {scheme}://{user}:', after="@" + tail)
+            b.entry(
+                "dsn",
+                (v.placeholder(text, "template"), False),
+                before=f"{comment} template: {scheme}://{user}:",
+                after="@" + tail,
+            )
         elif look == "fixture":
-            b.entry("dsn", (b.fixture_like(secret), False), before=f"{comment} the test suite uses {scheme}://test:", after=f"@localhost/test_{d.pick(w.DATABASES)}")
+            b.entry(
+                "dsn",
+                (b.fixture_like(secret), False),
+                before=f"{comment} the test suite uses {scheme}://test:",
+                after=f"@localhost/test_{d.pick(w.DATABASES)}",
+            )
         elif look == "reference":
             suffix, ref = b.reference(user, (user, "password"))
             b.entry("ref", (ref, False), key=w.spell((user, "password", *suffix), "upper_snake"))
         else:
-            b.entry("commit", (v.COMMIT_SHA, False), text=d.pick(("schema pinned to commit ", "migrations at commit ", "generated from commit ")))
+            b.entry(
+                "commit",
+                (v.COMMIT_SHA, False),
+                text=d.pick(("schema pinned to commit ", "migrations at commit ", "generated from commit ")),
+            )
     return b.done(layout, keep=0.75)
 
 
@@ -74,7 +92,11 @@ def write(wr: Writer) -> None:
             if layout["lang"] == "python":
                 wr.line(f'{entry["key"].lower()} = os.environ.get("{entry["key"]}", "', wr.fresh(slot), '")')
             else:
-                wr.line(f'const {w.spell(entry["key"].lower().split("_"), "camel")} = process.env.{entry["key"]} || "', wr.fresh(slot), '";')
+                wr.line(
+                    f'const {w.spell(entry["key"].lower().split("_"), "camel")} = process.env.{entry["key"]} || "',
+                    wr.fresh(slot),
+                    '";',
+                )
         else:
             wr.line(entry["before"], wr.fresh(slot), entry["after"])
         wr.line()

@@ -14,19 +14,38 @@ from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.families.common import PRAGMA, kinds
 
-KINDS = ("github_token", "github_pat", "slack_token", "generic_secret", "openai_key", "stripe_key", "jwt") + ("house_token",) * 8 + ("generic_secret", "jwt")
+KINDS = (
+    ("github_token", "github_pat", "slack_token", "generic_secret", "openai_key", "stripe_key", "jwt")
+    + ("house_token",) * 8
+    + ("generic_secret", "jwt")
+)
 USES = {
     "header": '    headers = {{"Authorization": f"Bearer {{{var}}}"}}\n    return requests.get(f"https://api.{domain}/{{path}}", headers=headers, timeout=30).json()\n',
     "hmac": "    return hmac.new({var}.encode(), body, hashlib.sha256).hexdigest()\n",
     "client": "    client = {client}(token={var})\n    return client.{call}\n",
 }
-VARS = (("token",), ("api", "key"), ("secret",), ("signing", "key"), ("auth", "token"), ("key",), ("bearer",), ("creds",))
+VARS = (
+    ("token",),
+    ("api", "key"),
+    ("secret",),
+    ("signing", "key"),
+    ("auth", "token"),
+    ("key",),
+    ("bearer",),
+    ("creds",),
+)
 
 
 def function_name(b: Builder) -> str:
     """A function name not yet used in this family."""
     while True:
-        name = w.spell((b.d.pick(("sync", "sign", "notify", "fetch", "push", "verify", "load", "send")), b.d.pick(b.world.services)), "lower_snake")
+        name = w.spell(
+            (
+                b.d.pick(("sync", "sign", "notify", "fetch", "push", "verify", "load", "send")),
+                b.d.pick(b.world.services),
+            ),
+            "lower_snake",
+        )
         if name not in b.keys:
             b.keys.add(name)
             return name
@@ -39,7 +58,12 @@ def draw(b: Builder) -> FamilyDialect:
         use = d.pick(tuple(USES))
         fmt = b.secret_format(kind)
         house = b.house_for(fmt)
-        var = w.spell((house.vendor, *house.secret_role) if house else (*d.pick(((),) * 3 + ((b.subject(kind),),)), *d.pick(VARS)), "lower_snake")
+        var = w.spell(
+            (house.vendor, *house.secret_role)
+            if house
+            else (*d.pick(((),) * 3 + ((b.subject(kind),),)), *d.pick(VARS)),
+            "lower_snake",
+        )
         name = function_name(b)
         # A secret is a function's local or a module constant; so is each public id beside it.
         if d.chance(0.65):
@@ -64,12 +88,23 @@ def draw(b: Builder) -> FamilyDialect:
         model_name = model.words.get("name") or function_name(b)
         if look == "environ":
             env = model["var"].upper()
-            b.entry("environ", (v.placeholder(f'os.environ.get("{env}")', "environ"), False), name=f"{model_name}_from_env", var=model["var"], use=model.words.get("use") or d.pick(tuple(USES)))
+            b.entry(
+                "environ",
+                (v.placeholder(f'os.environ.get("{env}")', "environ"), False),
+                name=f"{model_name}_from_env",
+                var=model["var"],
+                use=model.words.get("use") or d.pick(tuple(USES)),
+            )
         elif look == "key_id":
             b.entry("assign", (v.UUID, False), var=f"{model['var']}_id")
         elif look == "fixture":
             prefix = b.secret_prefix(fmt) if model is first else house.prefix_of(model.slots[0].fmt)
-            b.entry("test", (v.fixture_like(model.slots[0].fmt, d.pick(v.FAKE_STYLES), prefix), False), name=model_name, var=model["var"])
+            b.entry(
+                "test",
+                (v.fixture_like(model.slots[0].fmt, d.pick(v.FAKE_STYLES), prefix), False),
+                name=model_name,
+                var=model["var"],
+            )
     return b.done(layout, keep=0.8)
 
 
@@ -84,7 +119,12 @@ def write(wr: Writer) -> None:
             continue
         if entry.form == "test":
             wr.line(f"def test_{entry['name']}(monkeypatch):")
-            wr.line(f"    {entry['var']} = {q}", wr.fresh(slot), q, PRAGMA if layout["pragma"] else "  # fixture, not a real credential")
+            wr.line(
+                f"    {entry['var']} = {q}",
+                wr.fresh(slot),
+                q,
+                PRAGMA if layout["pragma"] else "  # fixture, not a real credential",
+            )
             wr.line(f"    assert {entry['var']}\n")
             continue
         args = {"header": "path", "hmac": "body: bytes" if layout["types"] else "body", "client": "path"}[entry["use"]]
@@ -95,7 +135,14 @@ def write(wr: Writer) -> None:
             wr.line(f"    {entry['var']} = ", wr.fresh(slot))
         else:
             wr.line(f"    {entry['var']} = {q}", wr.fresh(slot), q)
-        wr.put(USES[entry["use"]].format(var=entry["var"], domain=wr.world.domain, client=entry.words.get("client", "Client"), call=entry.words.get("call", "ping()")))
+        wr.put(
+            USES[entry["use"]].format(
+                var=entry["var"],
+                domain=wr.world.domain,
+                client=entry.words.get("client", "Client"),
+                call=entry.words.get("call", "ping()"),
+            )
+        )
         wr.line()
 
 

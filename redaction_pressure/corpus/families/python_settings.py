@@ -15,15 +15,29 @@ from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.families.common import ALLOW_MARKERS, cluster, kinds, note
 
-KINDS = ("google_api_key", "stripe_key", "openai_key", "generic_secret", "generic_secret") + ("house_token",) * 10 + ("generic_secret", "jwt")
-AWS_WORDS = {"id": ("aws", "access", "key", "id"), "secret": ("aws", "secret", "access", "key"), "session": ("aws", "session", "token")}
+KINDS = (
+    ("google_api_key", "stripe_key", "openai_key", "generic_secret", "generic_secret")
+    + ("house_token",) * 10
+    + ("generic_secret", "jwt")
+)
+AWS_WORDS = {
+    "id": ("aws", "access", "key", "id"),
+    "secret": ("aws", "secret", "access", "key"),
+    "session": ("aws", "session", "token"),
+}
 
 
 def draw(b: Builder) -> FamilyDialect:
     d = b.d
     style = d.pick(("constants", "dict", "class"))
     case = "upper_snake" if style == "constants" else d.pick(("lower_snake", "upper_snake"))
-    layout = {"style": style, "quote": d.pick(('"', "'")), "name": d.pick(("SETTINGS", "CONFIG", "CREDENTIALS", "Settings")), "pragma": d.chance(0.6), "marker": d.pick(ALLOW_MARKERS)}
+    layout = {
+        "style": style,
+        "quote": d.pick(('"', "'")),
+        "name": d.pick(("SETTINGS", "CONFIG", "CREDENTIALS", "Settings")),
+        "pragma": d.chance(0.6),
+        "marker": d.pick(ALLOW_MARKERS),
+    }
     share = b.world.level.house_share
     # At a level with a house share, as often as it says, the module holds no AWS pair.
     if d.chance(0.75) and not (share and d.chance(share)):
@@ -69,7 +83,15 @@ def write(wr: Writer) -> None:
                 items.append((_key(layout, entry["key"]), wr.fresh(slot)))
             else:
                 comment = note(entry, layout)
-                items.append((_key(layout, entry["key"]), q, wr.fresh(slot), q, ("," if style == "dict" else "") + comment if comment else ""))
+                items.append(
+                    (
+                        _key(layout, entry["key"]),
+                        q,
+                        wr.fresh(slot),
+                        q,
+                        ("," if style == "dict" else "") + comment if comment else "",
+                    )
+                )
     items = d.shuffled(items)
     for comment in comments:
         wr.line(*comment)

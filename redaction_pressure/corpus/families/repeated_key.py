@@ -21,16 +21,29 @@ KINDS = ("stripe_key", "generic_secret", "generic_secret", "jwt") + ("house_toke
 def draw(b: Builder) -> FamilyDialect:
     d = b.d
     case = d.pick(("lower_snake", "camel", "kebab"))
-    layout = {"indent": d.pick((2, 4)), "quote": d.pick(("", '"', "'")), "case": case, "header": d.pick(("services", "clients", "integrations"))}
+    layout = {
+        "indent": d.pick((2, 4)),
+        "quote": d.pick(("", '"', "'")),
+        "case": case,
+        "header": d.pick(("services", "clients", "integrations")),
+    }
     kind = housed(b, d.pick(KINDS))
     fmt = b.secret_format(kind)
     subject = b.subject(kind, fmt)
     role = b.role(kind, fmt)
-    first = b.entry("shared", (fmt, True), key=w.spell((subject, *role), case), quote=yaml_quote(fmt.charset, layout["quote"]))
+    first = b.entry(
+        "shared", (fmt, True), key=w.spell((subject, *role), case), quote=yaml_quote(fmt.charset, layout["quote"])
+    )
     # A public id is shared by the services as the secret is: one value, repeated, in every dialect.
     members = [(subject, *role)]
     for public, prole in b.publics(fmt) + b.anon(fmt) or [(b.public_like(fmt), b.public_role(fmt))]:
-        b.entry("shared", (public, False), key=w.spell((subject, *prole), case), quote=yaml_quote(public.charset, layout["quote"]), group=first.group)
+        b.entry(
+            "shared",
+            (public, False),
+            key=w.spell((subject, *prole), case),
+            quote=yaml_quote(public.charset, layout["quote"]),
+            group=first.group,
+        )
         members.append((subject, *prole))
     house = b.house_for(fmt)
     if b.world.level.sections and house:

@@ -16,13 +16,22 @@ from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.draw import HEX
 
 KEY_ID = v.Format("identifier", "hex40", lambda d: d.chars(HEX, 40), HEX)
-CLIENT_ID = v.Format("identifier", "oauth_client", lambda d: f"{d.digits(12)}-{d.chars('abcdefghijklmnopqrstuvwxyz0123456789', 32)}.apps.googleusercontent.com", HEX)
+CLIENT_ID = v.Format(
+    "identifier",
+    "oauth_client",
+    lambda d: f"{d.digits(12)}-{d.chars('abcdefghijklmnopqrstuvwxyz0123456789', 32)}.apps.googleusercontent.com",
+    HEX,
+)
 
 
 def draw(b: Builder) -> FamilyDialect:
     d = b.d
     shape = d.pick(("service_account", "service_account", "oauth", "vendor"))
-    layout = {"shape": shape, "indent": d.pick((2, 4)), "project": f"{b.world.org}-{d.pick(b.world.services)}-{d.digits(6)}"}
+    layout = {
+        "shape": shape,
+        "indent": d.pick((2, 4)),
+        "project": f"{b.world.org}-{d.pick(b.world.services)}-{d.digits(6)}",
+    }
     if shape == "service_account":
         style = d.pick(("ec_pkcs8", "ed25519_pkcs8"))
         b.entry("kv", (KEY_ID, False), key="private_key_id")
@@ -51,9 +60,17 @@ def write(wr: Writer) -> None:
         fields: list[tuple] = [("type", '"service_account"'), ("project_id", f'"{project}"'), ("client_email", f'"{account}"'),
                                ("client_id", f'"{d.digits(21)}"'), ("token_uri", '"https://oauth2.googleapis.com/token"')]  # fmt: skip
     elif shape == "oauth":
-        fields = [("project_id", f'"{project}"'), ("auth_uri", '"https://accounts.google.com/o/oauth2/auth"'), ("redirect_uris", '["http://localhost"]')]
+        fields = [
+            ("project_id", f'"{project}"'),
+            ("auth_uri", '"https://accounts.google.com/o/oauth2/auth"'),
+            ("redirect_uris", '["http://localhost"]'),
+        ]
     else:
-        fields = [("vendor", f'"{layout["vendor"]}"'), ("environment", f'"{wr.world.env}"'), ("created", f'"2026-{d.int(1, 12):02d}-{d.int(1, 28):02d}"')]
+        fields = [
+            ("vendor", f'"{layout["vendor"]}"'),
+            ("environment", f'"{wr.world.env}"'),
+            ("created", f'"2026-{d.int(1, 12):02d}-{d.int(1, 28):02d}"'),
+        ]
     for entry in wr.entries:
         fields.append((entry["key"], '"', wr.fresh(entry.slots[0]), entry.words.get("tail", "") + '"'))
     fields = fields[:2] + d.shuffled(fields[2:])

@@ -13,9 +13,28 @@ from redaction_pressure.corpus import words as w
 from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
 
-ROLES = ("reporting", "etl_writer", "readonly", "metabase", "replicator", "app_rw", "analyst", "backup_agent", "grafana")
-POSTGRES = ("CREATE USER {role} WITH PASSWORD ", "CREATE ROLE {role} WITH LOGIN PASSWORD ", "ALTER ROLE {role} WITH PASSWORD ", "ALTER USER {role} PASSWORD ")
-MYSQL = ("CREATE USER '{role}'@'%' IDENTIFIED BY ", "ALTER USER '{role}'@'localhost' IDENTIFIED BY ", "CREATE USER IF NOT EXISTS '{role}'@'10.%' IDENTIFIED BY ")
+ROLES = (
+    "reporting",
+    "etl_writer",
+    "readonly",
+    "metabase",
+    "replicator",
+    "app_rw",
+    "analyst",
+    "backup_agent",
+    "grafana",
+)
+POSTGRES = (
+    "CREATE USER {role} WITH PASSWORD ",
+    "CREATE ROLE {role} WITH LOGIN PASSWORD ",
+    "ALTER ROLE {role} WITH PASSWORD ",
+    "ALTER USER {role} PASSWORD ",
+)
+MYSQL = (
+    "CREATE USER '{role}'@'%' IDENTIFIED BY ",
+    "ALTER USER '{role}'@'localhost' IDENTIFIED BY ",
+    "CREATE USER IF NOT EXISTS '{role}'@'10.%' IDENTIFIED BY ",
+)
 
 
 def draw(b: Builder) -> FamilyDialect:
@@ -30,13 +49,40 @@ def draw(b: Builder) -> FamilyDialect:
     role = roles[3]
     look = d.pick(("variable", "hash")) if dialect == "postgres" else "hash"
     if look == "variable":
-        b.entry("password", (v.placeholder(f":'{role}_password'", "psql_var"), False), statement=d.pick(statements).format(role=role), role=role, quoted=False)
+        b.entry(
+            "password",
+            (v.placeholder(f":'{role}_password'", "psql_var"), False),
+            statement=d.pick(statements).format(role=role),
+            role=role,
+            quoted=False,
+        )
     elif dialect == "postgres":
-        b.entry("password", (v.digest(d.pick(("scram", "md5"))), False), statement=d.pick(statements).format(role=role), role=role)
+        b.entry(
+            "password",
+            (v.digest(d.pick(("scram", "md5"))), False),
+            statement=d.pick(statements).format(role=role),
+            role=role,
+        )
     else:
-        b.entry("mysql_hash", (v.Format("hash_digest", "mysql_native", lambda dd: "*" + dd.chars("0123456789ABCDEF", 40), "0123456789ABCDEF*"), False), role=role)
+        b.entry(
+            "mysql_hash",
+            (
+                v.Format(
+                    "hash_digest",
+                    "mysql_native",
+                    lambda dd: "*" + dd.chars("0123456789ABCDEF", 40),
+                    "0123456789ABCDEF*",
+                ),
+                False,
+            ),
+            role=role,
+        )
     if d.chance(0.6):
-        b.entry("comment", (v.COMMIT_SHA, False), text=d.pick(("generated from commit ", "schema at commit ", "see commit ")))
+        b.entry(
+            "comment",
+            (v.COMMIT_SHA, False),
+            text=d.pick(("generated from commit ", "schema at commit ", "see commit ")),
+        )
     return b.done(layout, keep=0.7)
 
 
@@ -44,7 +90,9 @@ def write(wr: Writer) -> None:
     d, layout = wr.d, wr.layout
     up = layout["keyword_case"] == "upper"
     kw = (lambda s: s) if up else str.lower
-    wr.line(f"-- {d.int(1, 400):04d}_{d.pick(('create', 'rotate', 'grant'))}_{d.pick(('roles', 'users', 'access'))}.sql")
+    wr.line(
+        f"-- {d.int(1, 400):04d}_{d.pick(('create', 'rotate', 'grant'))}_{d.pick(('roles', 'users', 'access'))}.sql"
+    )
     for entry in wr.entries:
         if entry.form == "comment":
             wr.line(f"-- {entry['text']}", wr.fresh(entry.slots[0]))
@@ -54,7 +102,11 @@ def write(wr: Writer) -> None:
     for entry in d.shuffled([e for e in wr.entries if e.form != "comment"]):
         role = entry["role"]
         if entry.form == "mysql_hash":
-            wr.line(kw(f"CREATE USER '{role}'@'%' IDENTIFIED WITH mysql_native_password AS '"), wr.fresh(entry.slots[0]), "';")
+            wr.line(
+                kw(f"CREATE USER '{role}'@'%' IDENTIFIED WITH mysql_native_password AS '"),
+                wr.fresh(entry.slots[0]),
+                "';",
+            )
         else:
             q = "" if entry.words.get("quoted") is False else "'"
             statement = entry["statement"]

@@ -14,24 +14,40 @@ from redaction_pressure.corpus.dialect import Builder, Family, FamilyDialect
 from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.families.common import ALLOW_MARKERS, SECTIONS, cluster, kinds, note
 
-KINDS = ("generic_secret", "generic_secret", "stripe_key", "password", "slack_token", "openai_key") + ("house_token",) * 10 + ("generic_secret", "jwt")
+KINDS = (
+    ("generic_secret", "generic_secret", "stripe_key", "password", "slack_token", "openai_key")
+    + ("house_token",) * 10
+    + ("generic_secret", "jwt")
+)
 
 
 def draw(b: Builder) -> FamilyDialect:
     d = b.d
     case = d.pick(("lower_snake", "kebab"))
-    layout = {"case": case, "fixtures": d.pick(("tests.fixtures", "fixtures", "dev.seed", "testing")), "pragma": d.chance(0.6), "marker": d.pick(ALLOW_MARKERS)}
+    layout = {
+        "case": case,
+        "fixtures": d.pick(("tests.fixtures", "fixtures", "dev.seed", "testing")),
+        "pragma": d.chance(0.6),
+        "marker": d.pick(ALLOW_MARKERS),
+    }
     tables: set[str] = set()
     fixture_keys: set[str] = set()
     for kind in kinds(b, KINDS, 1, 2):
         table = d.pick([t for t in (b.subject(kind), "secrets", "vendors", "integrations") if t not in tables])
         tables.add(table)
-        entries = cluster(b, kind, case, looks=("setting", "reference", "hash", "public", "id", "allowlisted"), count=(1, 2))
+        entries = cluster(
+            b, kind, case, looks=("setting", "reference", "hash", "public", "id", "allowlisted"), count=(1, 2)
+        )
         for entry in entries:
             entry.words["table"] = table
         # The fixtures table repeats the key of the secret or of one of its vendor's public ids.
         house = b.house_for(entries[0].slots[0].fmt)
-        models = [e for e in entries if e.slots[0].secret or (house and e.slots[0].kind == "public_key" and e.slots[0].fmt.label.startswith(house.vendor))]
+        models = [
+            e
+            for e in entries
+            if e.slots[0].secret
+            or (house and e.slots[0].kind == "public_key" and e.slots[0].fmt.label.startswith(house.vendor))
+        ]
         model = d.pick(models)
         key = model["key"]
         if key in fixture_keys:
@@ -47,7 +63,9 @@ def draw(b: Builder) -> FamilyDialect:
         house = b.house_for(secret.slots[0].fmt)
         private, public = d.sample([s for s in SECTIONS if s not in tables], 2)
         secret.words["table"] = f"{private}.{house.vendor}"
-        b.entry("kv", (v.house_twin(house), False), table=f"{public}.{house.vendor}", key=secret["key"], group=secret.group)
+        b.entry(
+            "kv", (v.house_twin(house), False), table=f"{public}.{house.vendor}", key=secret["key"], group=secret.group
+        )
     if d.chance(0.5):
         b.entry("kv", (v.UUID, False), table="tenant", key=w.spell(("tenant", "id"), case))
     return b.done(layout, keep=0.7)
@@ -62,7 +80,9 @@ def write(wr: Writer) -> None:
         tables.setdefault(entry["table"], []).append(entry)
     for table in d.shuffled(sorted(tables)):
         if table == layout["fixtures"]:
-            wr.line(f"[{table}]\n# {d.pick(('Dummy values for the test suite; not real credentials.', 'Fake values used by tests only.', 'Seed data for local runs; nothing here is real.'))}")
+            wr.line(
+                f"[{table}]\n# {d.pick(('Dummy values for the test suite; not real credentials.', 'Fake values used by tests only.', 'Seed data for local runs; nothing here is real.'))}"
+            )
         else:
             wr.line(f"[{table}]")
         for entry in d.shuffled(tables[table]):

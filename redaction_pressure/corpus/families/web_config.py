@@ -38,11 +38,19 @@ def draw(b: Builder) -> FamilyDialect:
             b.entry("kv", (public, False), key=b.claim((subject, *role), case), group=first.group)
     for look in d.sample(("sentry", "recaptcha", "placeholder", "publishable"), d.int(1, 3)):
         if look == "sentry":
-            b.entry("sentry", (SENTRY_KEY, False), key=w.spell(("sentry", "dsn"), case), project=d.digits(7), org=d.digits(6))
+            b.entry(
+                "sentry",
+                (SENTRY_KEY, False),
+                key=w.spell(("sentry", "dsn"), case),
+                project=d.digits(7),
+                org=d.digits(6),
+            )
         elif look == "recaptcha":
             b.entry("kv", (RECAPTCHA_SITE_KEY, False), key=w.spell(("recaptcha", "site", "key"), case))
         elif look == "publishable":
-            b.entry("kv", (v.stripe_publishable("pk_live_"), False), key=w.spell(("stripe", "publishable", "key"), case))
+            b.entry(
+                "kv", (v.stripe_publishable("pk_live_"), False), key=w.spell(("stripe", "publishable", "key"), case)
+            )
         else:
             name = d.pick(("NEXT_PUBLIC_MAPS_KEY", "VITE_ANALYTICS_KEY", "REACT_APP_PUSH_KEY"))
             text = f"process.env.{name}" if not name.startswith("VITE") else f"import.meta.env.{name}"
@@ -65,14 +73,27 @@ def write(wr: Writer) -> None:
     for entry in wr.entries:
         slot = entry.slots[0]
         if entry.form == "sentry":
-            items.append((entry["key"], f"{q}https://", wr.fresh(slot), f"@o{entry['org']}.ingest.sentry.io/{entry['project']}{q}"))
+            items.append(
+                (
+                    entry["key"],
+                    f"{q}https://",
+                    wr.fresh(slot),
+                    f"@o{entry['org']}.ingest.sentry.io/{entry['project']}{q}",
+                )
+            )
         elif entry.form == "raw":
             items.append((entry["key"], wr.fresh(slot)))
         else:
             items.append((entry["key"], q, wr.fresh(slot), q))
     if d.chance(0.5):
-        wr.line(f"// {d.pick(('Public client configuration', 'Injected at build time', 'Browser bundle settings'))} for {wr.world.org}.")
-    wr.line(f"{layout['export']} {layout['name']} = {{" if layout["export"] != "window.__CONFIG__ =" else "window.__CONFIG__ = {")
+        wr.line(
+            f"// {d.pick(('Public client configuration', 'Injected at build time', 'Browser bundle settings'))} for {wr.world.org}."
+        )
+    wr.line(
+        f"{layout['export']} {layout['name']} = {{"
+        if layout["export"] != "window.__CONFIG__ ="
+        else "window.__CONFIG__ = {"
+    )
     for key, *value in d.shuffled(items):
         wr.line(f"  {key}: ", *value, ",")
     wr.line("};")

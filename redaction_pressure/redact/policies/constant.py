@@ -59,6 +59,8 @@ RULES_FILE = Path(__file__).with_name("constant_rules.json")
 def rules_file(difficulty: str = "standard") -> Path:
     """Where the answer fitted on `difficulty`'s train tasks is committed."""
     return RULES_FILE if difficulty == "standard" else RULES_FILE.with_name(f"constant_rules_{difficulty}.json")
+
+
 PRECISION_FLOORS = (0.0, 0.5, 0.8, 0.9, 0.95)
 COST_LIMIT = 0.2
 """Mean CPU seconds of matching per task the chosen pieces may spend together: a fifth of the
@@ -151,7 +153,11 @@ def _prefix_shapes(values: Sequence[str]) -> Iterable[tuple[str, str, str]]:
         if len(group) < 3:
             continue
         rest = "".join(v[len(prefix) :] for v in group)
-        classes = "".join(c for c, test in (("a-z", str.islower), ("A-Z", str.isupper), ("0-9", str.isdigit)) if any(test(ch) for ch in rest))
+        classes = "".join(
+            c
+            for c, test in (("a-z", str.islower), ("A-Z", str.isupper), ("0-9", str.isdigit))
+            if any(test(ch) for ch in rest)
+        )
         classes += "".join(sorted({regex.escape(ch) for ch in rest if not ch.isalnum() and ch not in "\n\\"}))
         low = min(len(v) for v in group) - len(prefix)
         high = max(len(v) for v in group) - len(prefix)
@@ -236,8 +242,12 @@ def _siblings(text: str, start: int) -> Iterable[str]:
 
 PREFIX_SHARING = (
     # A prefixed token whose vendor abbreviation recurs, with another marker, elsewhere in the record.
-    r"(?<![A-Za-z0-9_])(?P<a>[A-Za-z]{2,4})(?P<s>[_.-])(?:[A-Za-z0-9]{1,4}(?P=s))?[A-Za-z0-9]{16,}(?![A-Za-z0-9_])(?=" + _ANY + r"*?(?<![A-Za-z0-9_])(?P=a)(?P=s))",
-    r"(?<![A-Za-z0-9_])(?P<a>[A-Za-z]{2,4})(?P<s>[_.-])(?:[A-Za-z0-9]{1,4}(?P=s))?[A-Za-z0-9]{16,}(?![A-Za-z0-9_])(?<=(?<![A-Za-z0-9_])(?P=a)(?P=s)" + _ANY + r"*?(?P=a)(?P=s)[^\s\x00]*)",
+    r"(?<![A-Za-z0-9_])(?P<a>[A-Za-z]{2,4})(?P<s>[_.-])(?:[A-Za-z0-9]{1,4}(?P=s))?[A-Za-z0-9]{16,}(?![A-Za-z0-9_])(?="
+    + _ANY
+    + r"*?(?<![A-Za-z0-9_])(?P=a)(?P=s))",
+    r"(?<![A-Za-z0-9_])(?P<a>[A-Za-z]{2,4})(?P<s>[_.-])(?:[A-Za-z0-9]{1,4}(?P=s))?[A-Za-z0-9]{16,}(?![A-Za-z0-9_])(?<=(?<![A-Za-z0-9_])(?P=a)(?P=s)"
+    + _ANY
+    + r"*?(?P=a)(?P=s)[^\s\x00]*)",
 )
 """Prefix-sharing atoms: tokens told apart by another token of the same vendor in the record."""
 
@@ -398,7 +408,11 @@ def _greedy(pieces: Sequence[_Piece], tasks: Sequence[_Task], max_chars: int) ->
     while heap:
         _, n = heapq.heappop(heap)
         piece = pieces[n]
-        if n in taken or selection.chars + len(piece.pattern) + 1 > max_chars or selection.cost + piece.cost > COST_LIMIT:
+        if (
+            n in taken
+            or selection.chars + len(piece.pattern) + 1 > max_chars
+            or selection.cost + piece.cost > COST_LIMIT
+        ):
             continue
         gain = selection.gain(piece)
         if heap and gain < -heap[0][0] - 1e-12:
@@ -463,7 +477,9 @@ def select(
     best: tuple[float, float] | None = None
     for floor in PRECISION_FLOORS:
         allowed = [p for p in pieces if p.precision >= floor]
-        part = [_Piece(p.pattern, {t: b for t, b in p.bits.items() if t < fitting}, p.precision, p.cost) for p in allowed]
+        part = [
+            _Piece(p.pattern, {t: b for t, b in p.bits.items() if t < fitting}, p.precision, p.cost) for p in allowed
+        ]
         selection = _greedy([p for p in part if p.bits], tasks[:fitting], max_chars)
         out_of_sample = selection.mean
         if held:
@@ -483,7 +499,9 @@ def select(
         return []
     final = _greedy([p for p in pieces if p.precision >= best[0]], tasks, max_chars)
     if progress:
-        progress(f"chose precision floor {best[0]:.2f}: refitted on all {len(tasks)} train tasks, reward {final.mean:.4f}")
+        progress(
+            f"chose precision floor {best[0]:.2f}: refitted on all {len(tasks)} train tasks, reward {final.mean:.4f}"
+        )
     return list(final.chosen)
 
 
@@ -549,7 +567,7 @@ def _cost_on(piece: _Piece, tasks: Sequence[Sequence[Record]]) -> float:
 def frequencies(train: Sequence[tuple[Sequence[Record], Sequence[Record]]]) -> Counter[str]:
     """How many train tasks each mined context appears in (for reports)."""
     counts: Counter[str] = Counter()
-    for n, (shown, hidden) in enumerate(train):
+    for shown, hidden in train:
         found = set()
         for record in (*shown, *hidden):
             for span in record.secrets:

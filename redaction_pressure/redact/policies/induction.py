@@ -153,7 +153,9 @@ def _left(units: Sequence[str]) -> str:
     out = ""
     for unit in reversed(units):
         if unit[0].isalnum() or unit[0] == "_":
-            out += "".join(r"\d+" if part.isdigit() else regex.escape(part) for part in regex.split(r"(\d+)", unit) if part)
+            out += "".join(
+                r"\d+" if part.isdigit() else regex.escape(part) for part in regex.split(r"(\d+)", unit) if part
+            )
         else:
             out += regex.escape(unit)
     first = units[-1]
@@ -169,7 +171,9 @@ def _right(text: str, end: int) -> tuple[str, str]:
     return regex.escape(text[end]), text[end]
 
 
-def _bodies(texts: Sequence[str], left: str, right: str, stop: str, value: str, spans: set[tuple[int, int, int]], narrow: bool):
+def _bodies(
+    texts: Sequence[str], left: str, right: str, stop: str, value: str, spans: set[tuple[int, int, int]], narrow: bool
+):
     """Value classes for one context: the broadest, or narrowed by the look-alikes it would hit."""
     stops = ({"\n", " ", "\t", '"', "'", "`", stop}) - set(value)
     broad = _negated(stops)
@@ -193,7 +197,9 @@ def _bodies(texts: Sequence[str], left: str, right: str, stop: str, value: str, 
                 continue
             options = [c for c in match.group() if c not in used and not c.isalnum()]
             if options:
-                strangers.add(min(options, key=lambda c: _STRUCTURAL.index(c) if c in _STRUCTURAL else len(_STRUCTURAL)))
+                strangers.add(
+                    min(options, key=lambda c: _STRUCTURAL.index(c) if c in _STRUCTURAL else len(_STRUCTURAL))
+                )
     if strangers:
         narrowed = _negated(stops | strangers) + "+"
         yield narrowed
@@ -220,7 +226,7 @@ def _negated(stops: set[str]) -> str:
 def _prefix(value: str, shortest: int = 2) -> str:
     """A value's literal prefix: a word and its separator, and a short second segment
     (`st-key-`, `sk_live_`; of one character too with `shortest=1`: `kr.k.`)."""
-    match = regex.match(r"[A-Za-z]{2,12}[_.-](?:[A-Za-z0-9]{%d,5}[_.-])?" % shortest, value)
+    match = regex.match(rf"[A-Za-z]{{2,12}}[_.-](?:[A-Za-z0-9]{{{shortest},5}}[_.-])?", value)
     return match.group() if match else ""
 
 

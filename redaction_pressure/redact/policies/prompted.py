@@ -39,7 +39,14 @@ def _shown(prompt: str) -> list[Record]:
             while value and at >= 0:
                 spans.append(Span(start=at, end=at + len(value), kind=kind))
                 at = shown.text.find(value, at + len(value))
-        records.append(Record(text=shown.text, secrets=tuple(sorted(set(spans), key=lambda s: (s.start, s.end))), decoys=(), family=shown.family))
+        records.append(
+            Record(
+                text=shown.text,
+                secrets=tuple(sorted(set(spans), key=lambda s: (s.start, s.end))),
+                decoys=(),
+                family=shown.family,
+            )
+        )
     return records
 
 

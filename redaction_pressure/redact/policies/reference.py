@@ -192,9 +192,7 @@ def _fitting(pieces: Iterable[str]) -> list[str]:
 
 def reply(rules: Sequence[Rule]) -> str:
     """The JSON reply a model would send for `rules`."""
-    return json.dumps(
-        {"rules": [{"pattern": r.pattern, "replacement": r.replacement} for r in rules]}
-    )
+    return json.dumps({"rules": [{"pattern": r.pattern, "replacement": r.replacement} for r in rules]})
 
 
 def _whole(value: str, prefix: str) -> str:
