@@ -1,9 +1,13 @@
 """The secrets-audit reward, faithful to SecretsAuditEnv, from the facts `finalize` recorded.
 
     detection  = (initial leaks - leaks left) / initial leaks      (a leak = one secret)
-    health     = pristine tests passed / total                      (0 on collection errors,
-                                                                     no tests, a timeout or
-                                                                     any tampering)
+    health     = tests x history kept x preservation x probes, where
+                 tests        = pristine tests passed / total      (0 on collection errors, no
+                                                                    tests, a timeout or any tampering)
+                 history kept = the share of the old history's commits the rewrite kept
+                                (1 when history was not rewritten)
+                 preservation = `preservation.factor` of what the fix kept of the code
+                 probes       = the share of behaviour probes that matched gold (1 without probes)
     efficiency = 0.15 * max(0, 1 - steps / budget)
     total      = min(1, detection * health + efficiency) if detection > 0 else 0
 
