@@ -51,6 +51,7 @@ import subprocess
 import threading
 import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from redaction_pressure.redact.jobs import (
     MEMORY_EXIT,
@@ -102,11 +103,12 @@ BUDGET_RUNS = 3
 __all__ = ["RESOURCE_EXHAUSTED", "PromptMismatch", "ScanPool", "available_cpus", "kill_all_workers", "shared_pool"]
 
 
+@dataclass(frozen=True)
 class _Retry:
     """An attempt lost to the worker, not (or not surely) to the episode: killed, crashed, stalled."""
 
-    def __init__(self, detail: str, killed: bool = False) -> None:
-        self.detail, self.killed = detail, killed
+    detail: str
+    killed: bool = False
 
 
 class ScanPool(WorkerPool):
