@@ -51,7 +51,6 @@ from redaction_pressure.redact.pool import (
 )
 from redaction_pressure.redact.rubric import WEIGHTS
 from redaction_pressure.redact.rules import MAX_REPLY_CHARS
-from redaction_pressure.redact.scanner import scan
 from redaction_pressure.seal import scrub_initial_environ
 
 _MEMO_SIZE = 256
@@ -159,15 +158,12 @@ class RedactionPressureTask(vf.Task[RedactionPressureData, vf.State, RedactionPr
         seed = splits.seed_for(data.split, data.index, data.difficulty)
         digest = prompt_digest(data.prompt_text)
 
-        def run() -> ScoreResult:
-            if len(reply) > MAX_REPLY_CHARS:
-                # Refused before any matching: no worker needed, and no megabytes through its pipe.
-                return score_reply(self._rebuild(), reply, scanner=scan)
-            # The whole episode runs in a pool worker; this thread only waits on a pipe.
-            return self.pool.score_episode(seed, data.shown_count, data.hidden_count, digest, reply)
-
         try:
-            result = await asyncio.to_thread(run)
+            # Every reply, whatever its outcome, through the pool's one scoring entry (in a worker
+            # as a rule; this thread only waits on a pipe).
+            result = await asyncio.to_thread(
+                self.pool.score_episode, seed, data.shown_count, data.hidden_count, digest, reply
+            )
         except PromptMismatch as exc:
             raise vf.TaskError(f"task {self.key}: {exc}") from None
         trace.info["environment"] = identity(

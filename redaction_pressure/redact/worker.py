@@ -1,26 +1,27 @@
 """A scanning worker process: `python -m redaction_pressure.redact.worker MEMORY_BYTES CPU_SECONDS [PARENT_PID]`.
 
-Started by `pool.ScanPool`, never by hand. It asks the kernel to kill it when its parent
-goes (`PR_SET_PDEATHSIG`, Linux), caps its own address space, imports what an episode
-needs, announces `READY` on its channel (or `(START_FAILED, reason)`: an import error, or
-a memory cap too small to import in, so the pool can say why without retrying), then serves jobs over its standard
-input and output (pickled, framed by `multiprocessing.connection`) one at a time on one
-thread, so the process CPU clock that `regex` timeouts use measures only the current
-episode. Before each job it sets its CPU limit (`RLIMIT_CPU`) to the CPU it has used so
-far plus CPU_SECONDS: a job that runs past that is killed by the kernel with `SIGXCPU`,
-which the pool reads as the episode's own doing. Wall-clock time and other processes'
-load never count against an episode. Two kinds of job:
+Started by `pool.ScanPool` (through `supervision`), never by hand. It asks the kernel to kill
+it when its parent goes (`PR_SET_PDEATHSIG`, Linux), caps its own address space, imports what
+an episode needs, announces `READY` on its channel (or `StartFailed(reason)`: an import error,
+or a memory cap too small to import in, so the pool can say why without retrying), then serves
+jobs over its standard input and output (pickled, framed by `multiprocessing.connection`; the
+types are in `jobs`) one at a time on one thread, so the process CPU clock that `regex`
+timeouts use measures only the current episode. Before each job it sets its CPU limit
+(`RLIMIT_CPU`) to the CPU it has used so far plus CPU_SECONDS: a job that runs past that is
+killed by the kernel with `SIGXCPU`, which the pool reads as the episode's own doing.
+Wall-clock time and other processes' load never count against an episode. Two kinds of job:
 
-- `("scan", rules, texts, budget)` -> `ScanResult`;
-- `("episode", seed, shown, hidden, prompt_sha256, reply, budget)` -> `ScoreResult`, or
-  `PROMPT_MISMATCH` when the records it rebuilds from the seed do not give the prompt the
-  model saw. The worker regenerates (and caches) records itself, so the parent sends a
-  few hundred bytes and does no CPU work; it never sends the private secret, only seeds.
+- `ScanJob` -> `ScanResult`;
+- `EpisodeJob` -> `ScoreResult` (`scoring.score_episode`), or the `PromptMismatch` it raised
+  when the records it rebuilds from the seed do not give the prompt the model saw. The worker
+  regenerates (and caches) records itself, so the parent sends a few hundred bytes and does no
+  CPU work; it never sends the private secret, only seeds.
 
-A job that runs out of the memory cap (or is too large to receive under it) ends the
-process with `MEMORY_EXIT`: the pool runs it again on a fresh worker, and only a fresh
-worker's failure ends the episode, so the outcome never depends on the worker's history. Anything a job prints goes to
-standard error, never into the channel.
+A job that fails otherwise inside the worker (recursion, an unexpected error) is answered with
+`Exhausted`. A job that runs out of the memory cap (or is too large to receive under it) ends
+the process with `MEMORY_EXIT`: the pool runs it again on a fresh worker, and only a fresh
+worker's failure ends the episode, so the outcome never depends on the worker's history.
+Anything a job prints goes to standard error, never into the channel.
 """
 
 from __future__ import annotations
@@ -32,24 +33,10 @@ import signal
 import sys
 from multiprocessing.connection import Connection
 
-# Only the standard library at the top: what an episode needs is imported by `main` under
-# the memory cap, so a broken install or a cap too small is reported by name (START_FAILED).
-
-RESOURCE_EXHAUSTED = "resource_exhausted"
-PROMPT_MISMATCH = "prompt_mismatch"
-READY = "ready"
-START_FAILED = "start_failed"
-MEMORY_EXIT = 3
-"""Exit status of a worker whose job did not fit in its memory cap."""
-
-
-def exhausted(detail: str, texts):
-    """The `ScanResult` of an episode that escaped its budget: nothing removed, one error."""
-    from redaction_pressure.redact.rules import RedactionError
-    from redaction_pressure.redact.scanner import ScanResult
-
-    error = RedactionError(RESOURCE_EXHAUSTED, None, None, detail)
-    return ScanResult(tuple(() for _ in texts), tuple(texts), 0, (error,), 0.0)
+# Only the standard library (and `jobs`, which needs no more) at the top: what an episode needs
+# is imported by `main` under the memory cap, so a broken install or a cap too small is
+# reported by name (StartFailed).
+from redaction_pressure.redact.jobs import MEMORY_EXIT, READY, Exhausted, Job, ScanJob, StartFailed
 
 
 def serve(jobs: Connection, results: Connection, cpu_seconds: float) -> None:
@@ -71,9 +58,9 @@ def serve(jobs: Connection, results: Connection, cpu_seconds: float) -> None:
             # (caches, a fragmented heap): exit, and let the pool decide on a fresh worker.
             sys.exit(MEMORY_EXIT)
         except RecursionError:
-            result = RESOURCE_EXHAUSTED + ": the rules exhausted the worker's recursion limit"
+            result = Exhausted("the rules exhausted the worker's recursion limit")
         except Exception as exc:  # noqa: BLE001 - a job never ends the worker; parsing and scanning raise nothing
-            result = RESOURCE_EXHAUSTED + f": the worker could not run the episode ({type(exc).__name__})"
+            result = Exhausted(f"the worker could not run the episode ({type(exc).__name__})")
         results.send(result)
 
 
@@ -84,19 +71,18 @@ def _limit_cpu(cpu_seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.RLIM_INFINITY))
 
 
-def run(job: tuple):
-    from redaction_pressure.redact.prompt import user_prompt
+def run(job: Job):
+    """The answer to one job (module docstring)."""
+    from redaction_pressure.redact.jobs import PromptMismatch
     from redaction_pressure.redact.scanner import scan
-    from redaction_pressure.redact.scoring import prompt_digest, records_for, score_records
+    from redaction_pressure.redact.scoring import score_episode
 
-    if job[0] == "scan":
-        _, rules, texts, budget = job
-        return scan(rules, texts, budget)
-    _, seed, shown, hidden, digest, reply, budget = job
-    records = records_for(seed, shown, hidden)
-    if prompt_digest(user_prompt(records[:shown], hidden)) != digest:
-        return PROMPT_MISMATCH
-    return score_records(records[shown:], reply, budget=budget)
+    if isinstance(job, ScanJob):
+        return scan(job.rules, job.texts, job.budget)
+    try:
+        return score_episode(job)
+    except PromptMismatch as mismatch:
+        return mismatch
 
 
 def _die_with_parent(parent: int) -> None:
@@ -124,12 +110,10 @@ def main() -> None:
         # Everything an episode needs, loaded before announcing READY (and cached for every job).
         run.__globals__["_loaded"] = _load()
     except MemoryError:
-        results.send(
-            (START_FAILED, f"its memory cap of {memory // (1024 * 1024)} MiB is too small to load the scanner")
-        )
+        results.send(StartFailed(f"its memory cap of {memory // (1024 * 1024)} MiB is too small to load the scanner"))
         sys.exit(MEMORY_EXIT)
     except Exception as exc:  # noqa: BLE001 - ImportError above all: a broken install
-        results.send((START_FAILED, f"an import error or a broken install ({type(exc).__name__}: {exc})"))
+        results.send(StartFailed(f"an import error or a broken install ({type(exc).__name__}: {exc})"))
         sys.exit(1)
     serve(Connection(os.dup(0), writable=False), results, cpu_seconds)
 
