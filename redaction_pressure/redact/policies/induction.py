@@ -27,12 +27,11 @@ from dataclasses import dataclass
 
 import regex
 
-from redaction_pressure.redact.policies.reference import pack
+from redaction_pressure.redact.policies.reference import PEM_BLOCK, pack
 from redaction_pressure.redact.prompt import PromptRecord, parse_user_prompt
 from redaction_pressure.redact.rules import MAX_PATTERN_CHARS, Rule
 
 MAX_UNITS = 12
-PEM = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"
 _FAKE_WORDS = ("fake", "dummy", "test", "sample", "notreal", "example", "mock", "xxxx")
 _STRUCTURAL = "${}<>[]()%:@#|,;!*?^&=+/~.-_"
 """Characters a value class may drop to avoid a look-alike, most structural (least likely in a secret) first."""
@@ -105,7 +104,7 @@ def _candidates(texts: Sequence[str], occ: _Occurrence, spans: set[tuple[int, in
     text = texts[occ.record]
     value = text[occ.start : occ.end]
     if value.startswith("-----BEGIN"):
-        yield PEM
+        yield PEM_BLOCK
     line_start = text.rfind("\n", 0, occ.start) + 1
     previous_start = text.rfind("\n", 0, max(line_start - 1, 0)) + 1 if line_start else 0
     right, stop = _right(text, occ.end)

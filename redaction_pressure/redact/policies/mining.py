@@ -32,6 +32,7 @@ from collections.abc import Iterable, Sequence
 import regex
 
 from redaction_pressure.redact.policies.induction import split_units
+from redaction_pressure.redact.policies.reference import PEM_BLOCK
 from redaction_pressure.redact.rules import MAX_PATTERN_CHARS
 from redaction_pressure.spans import Record
 
@@ -111,7 +112,7 @@ def _prefix_shapes(values: Sequence[str]) -> Iterable[tuple[str, str, str]]:
 
 
 GENERIC = (
-    ("", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----", ""),
+    ("", PEM_BLOCK, ""),
     ("", r"eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+", ""),
     (
         r"(?<![A-Za-z0-9+/=_-])",
