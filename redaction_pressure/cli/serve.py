@@ -99,7 +99,7 @@ def run_env(args: argparse.Namespace, out: Console, err: Console) -> int:
             "so anyone who can reach this port can run episodes here. Bind it only on a network you trust.",
             markup=False, highlight=False, soft_wrap=True,
         )  # fmt: skip
-    from redaction_pressure import serving  # imports verifiers (about 5 s)
+    from redaction_pressure.cli import serving  # imports verifiers (about 5 s)
 
     taskset = {"task": {"scan_workers": args.scan_workers}} if args.scan_workers else {}
     return serving.serve(
