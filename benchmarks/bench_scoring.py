@@ -40,8 +40,9 @@ sys.path.insert(0, str(ROOT / "tests"))  # the hostile suite and trace helpers l
 from redaction_pressure.redact import policies  # noqa: E402
 from redaction_pressure.redact.api import load_task, prompt_digest, score_reply  # noqa: E402
 from redaction_pressure.redact.pool import ScanPool  # noqa: E402
-from redaction_pressure.redact.rules import Rule, parse_reply, static_problem  # noqa: E402
+from redaction_pressure.redact.rules import Rule, parse_reply  # noqa: E402
 from redaction_pressure.redact.scanner import DEFAULT_BUDGET, EPISODE_BUDGET_SECONDS, scan  # noqa: E402
+from redaction_pressure.redact.static_check import static_problem  # noqa: E402
 from redaction_pressure.splits import seed_for  # noqa: E402
 
 TARGETS = {

@@ -2,7 +2,7 @@
 
     uv run python benchmarks/fit_constant.py [--difficulty LEVEL] [--train 400] [--save]
 
-The constant policy (`redaction_pressure/redact/policies/constant.py`) mines candidate pieces from
+The constant policy's fitter (`redaction_pressure/redact/policies/fitting.py`) mines candidate pieces from
 labelled train tasks and selects greedily on the exact rubric; with `--save` the result
 replaces `redaction_pressure/redact/policies/constant_rules.json` (`constant_rules_<level>.json` for
 easy and hard), the answer the ladder uses at that level. Each level's answer is fitted on
@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from redaction_pressure.corpus import DIFFICULTIES, corpus_version  # noqa: E402
 from redaction_pressure.redact.api import load_task, score_reply  # noqa: E402
-from redaction_pressure.redact.policies import constant, reply  # noqa: E402
+from redaction_pressure.redact.policies import constant, fitting, reply  # noqa: E402
 from redaction_pressure.splits import DEV_SIZE  # noqa: E402
 
 
@@ -49,7 +49,7 @@ def main() -> int:
     level = args.difficulty
     started = time.perf_counter()
     train = [load_task("train", i, difficulty=level) for i in range(args.train)]
-    rules = constant.fit([(t.shown, t.hidden) for t in train], progress=lambda m: print(m, file=sys.stderr, flush=True))
+    rules = fitting.fit([(t.shown, t.hidden) for t in train], progress=lambda m: print(m, file=sys.stderr, flush=True))
     fitted = time.perf_counter() - started
     answer = reply(rules)
     on_train = summary([score_reply(t, answer) for t in train])

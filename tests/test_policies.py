@@ -14,7 +14,7 @@ from redaction_pressure.corpus import CORPUS_VERSION, DIFFICULTIES, corpus_versi
 from redaction_pressure.redact import policies
 from redaction_pressure.redact.api import RedactionTask, load_task, score_reply
 from redaction_pressure.redact.baselines import LADDER, POLICIES, run_ladder
-from redaction_pressure.redact.policies import constant, reference
+from redaction_pressure.redact.policies import constant, fitting, mining, reference
 from redaction_pressure.redact.rules import MAX_PATTERN_CHARS, MAX_RULES, compile_rules
 from redaction_pressure.splits import DEV_SIZE
 
@@ -114,7 +114,7 @@ class TestConstant(unittest.TestCase):
         """The fitter mines a backreference atom: a value whose key is named again later in the record."""
         text = 'def sync(path):\n    zorvex_api_key = "zx-live-AbCdEf0123456789"\n\ndef other():\n    x = os.environ.get("ZORVEX_API_KEY")\n'
         start = text.index("zx-live")
-        pieces = [capture + sibling for capture, sibling in constant._siblings(text, start)]
+        pieces = [capture + sibling for capture, sibling in mining._siblings(text, start)]
         self.assertTrue(pieces)
         pattern = regex.compile(pieces[0] + r"[^\s\"]+")
         self.assertEqual([m.group() for m in pattern.finditer(text)], ["zx-live-AbCdEf0123456789"])
@@ -127,8 +127,8 @@ class TestConstant(unittest.TestCase):
         skipping what general knowledge calls public or fake (anon JWTs, pk_ keys, placeholders,
         references, digit-free settings, EXAMPLE values, allowlisted lines)."""
         task = load_task("train", 0)
-        pool = constant.mine([(task.shown, task.hidden)])
-        for atom in constant.WORLD_KNOWLEDGE:
+        pool = mining.mine([(task.shown, task.hidden)])
+        for atom in mining.WORLD_KNOWLEDGE:
             self.assertIn(atom, pool)
         anon = "eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoiYW5vbiJ9.c2lnbmF0dXJlMTIz"
         text = (
@@ -138,13 +138,13 @@ class TestConstant(unittest.TestCase):
             "STAGING_API_KEY=${ZX_API_KEY}\nTOKEN_ALGORITHM=HS256abcd\n"
             "EXAMPLE_KEY=AKIAIOSFODNN7EXAMPLE\nTEST_TOKEN=zx-t-1a2b3c4d5e6f7g8h  # pragma: allowlist secret\n"
         )
-        found = [m.group() for m in regex.finditer(constant.WORLD_KNOWLEDGE[0], text)]
+        found = [m.group() for m in regex.finditer(mining.WORLD_KNOWLEDGE[0], text)]
         self.assertEqual(found, ["zx-k-Ab12Cd34Ef56Gh78", "zx-u-9Xy8Wv7Ut6Sr5Qp4"])
 
     def test_fitting_selects_rules_that_help_on_train(self):
         """Fitting on a few train tasks gives valid rules that score above the empty answer there."""
         train = [load_task("train", i) for i in range(6)]
-        rules = constant.fit([(t.shown, t.hidden) for t in train])
+        rules = fitting.fit([(t.shown, t.hidden) for t in train])
         self.assertLessEqual(len(rules), MAX_RULES)
         self.assertEqual(compile_rules(rules)[1], [])
         self.assertGreater(sum(score_reply(t, policies.reply(rules)).reward for t in train) / len(train), 0.3)

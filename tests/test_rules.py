@@ -12,8 +12,8 @@ from redaction_pressure.redact.rules import (
     Rule,
     compile_rules,
     parse_reply,
-    static_problem,
 )
+from redaction_pressure.redact.static_check import static_problem
 
 PARSE_CODES = {"malformed_json", "bad_entry", "too_many_rules", "unsafe_replacement"}
 
@@ -117,7 +117,7 @@ class TestStaticProblem(unittest.TestCase):
         import re
 
         from redaction_pressure.redact.prompt import SYSTEM_PROMPT
-        from redaction_pressure.redact.rules import MAX_REPEAT_BOUND, MAX_REPEAT_PRODUCT
+        from redaction_pressure.redact.static_check import MAX_REPEAT_BOUND, MAX_REPEAT_PRODUCT
 
         self.assertIn(f"repeat bounds above {MAX_REPEAT_BOUND}", SYSTEM_PROMPT)
         self.assertIn(f"multiply past {MAX_REPEAT_PRODUCT}", SYSTEM_PROMPT)

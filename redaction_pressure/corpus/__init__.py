@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from redaction_pressure.corpus.families import FAMILIES
 from redaction_pressure.corpus.levels import DEFAULT as DEFAULT_DIFFICULTY
-from redaction_pressure.corpus.levels import LEVELS, level_of, level_seed
+from redaction_pressure.corpus.levels import LEVELS
 from redaction_pressure.corpus.stream import draw_dialect, stream
 
 CORPUS_VERSION = "4"
@@ -71,5 +71,5 @@ DECOY_KINDS = (
 
 __all__ = [
     "CORPUS_VERSION", "DECOY_KINDS", "DEFAULT_DIFFICULTY", "DIFFICULTIES", "FAMILIES", "LEVEL_VERSIONS", "SECRET_KINDS",
-    "corpus_version", "draw_dialect", "level_of", "level_seed", "stream",
+    "corpus_version", "draw_dialect", "stream",
 ]  # fmt: skip

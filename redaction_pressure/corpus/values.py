@@ -81,20 +81,22 @@ AWS_SESSION_TOKEN = Format(
 )
 
 
-def github_token(prefix: str) -> Format:
+def _checksummed(kind: str, label: str, prefix: str) -> Format:
+    """`prefix`, 30 base62 characters, then their CRC32 in base62: GitHub's and npm's token layout."""
+
     def make(d: Draw) -> str:
         body = d.chars(BASE62, 30)
         return prefix + body + crc32_base62(body)
 
-    return Format("github_token", prefix.rstrip("_"), make)
+    return Format(kind, label, make)
+
+
+def github_token(prefix: str) -> Format:
+    return _checksummed("github_token", prefix.rstrip("_"), prefix)
 
 
 def npm_token() -> Format:
-    def make(d: Draw) -> str:
-        body = d.chars(BASE62, 30)
-        return "npm_" + body + crc32_base62(body)
-
-    return Format("npm_token", "npm", make)
+    return _checksummed("npm_token", "npm", "npm_")
 
 
 GITHUB_PAT = Format(
@@ -287,11 +289,6 @@ class House:
             raw = self.sep.join(raw[i : i + self.group] for i in range(0, len(raw), self.group))
         return raw
 
-    @property
-    def public_prefix(self) -> str:
-        """The first public id's prefix (the one a stand-alone public look-alike uses)."""
-        return self.public_prefixes[0] if self.public_prefixes else ""
-
     def prefix_of(self, fmt: Format) -> str:
         """The prefix of this vendor's secret or n-th public id format."""
         if fmt.kind == "public_key" and fmt.label.startswith(self.vendor + ":"):
@@ -398,9 +395,6 @@ def fixture_like(secret: Format, style: str, prefix: str = "") -> Format:
         return prefix + body[:n]
 
     return Format("test_fixture", f"{secret.label}:{style}", make, secret.charset + "x_")
-
-
-PLACEHOLDER_STYLES = ("angle", "dollar_brace", "make_var", "percent")
 
 
 def placeholder(text: str, label: str) -> Format:

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from redaction_pressure.corpus.draw import Draw
 
 CASES = ("upper_snake", "lower_snake", "camel", "kebab", "dot")
-IDENTIFIER_CASES = ("upper_snake", "lower_snake", "camel")
 
 
 def spell(words: Sequence[str], case: str) -> str:

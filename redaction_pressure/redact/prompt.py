@@ -12,8 +12,9 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from redaction_pressure.redact.rules import MAX_PATTERN_CHARS, MAX_REPEAT_BOUND, MAX_REPEAT_PRODUCT, MAX_RULES
+from redaction_pressure.redact.rules import MAX_PATTERN_CHARS, MAX_RULES
 from redaction_pressure.redact.scanner import EPISODE_BUDGET_SECONDS, MAX_MATCHES
+from redaction_pressure.redact.static_check import MAX_REPEAT_BOUND, MAX_REPEAT_PRODUCT
 from redaction_pressure.spans import Record
 
 SYSTEM_PROMPT = f"""\

@@ -15,7 +15,6 @@ index (never for private_eval, whose leaks read tier `private`).
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -291,11 +290,6 @@ def _tiers(episode) -> dict[tuple[str, str], str]:
         tiers.setdefault((finding.secret, finding.path), finding.tier)
         tiers.setdefault((finding.secret, ""), finding.tier)
     return tiers
-
-
-def revealed_id(note: str) -> str:
-    match = re.match(r"(f\d+):", note)
-    return match.group(1) if match else note
 
 
 LADDER = "ladder_dev.json"

@@ -27,12 +27,11 @@ from dataclasses import dataclass
 
 import regex
 
-from redaction_pressure.redact.policies.reference import pack
+from redaction_pressure.redact.policies.reference import PEM_BLOCK, pack
 from redaction_pressure.redact.prompt import PromptRecord, parse_user_prompt
 from redaction_pressure.redact.rules import MAX_PATTERN_CHARS, Rule
 
 MAX_UNITS = 12
-PEM = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"
 _FAKE_WORDS = ("fake", "dummy", "test", "sample", "notreal", "example", "mock", "xxxx")
 _STRUCTURAL = "${}<>[]()%:@#|,;!*?^&=+/~.-_"
 """Characters a value class may drop to avoid a look-alike, most structural (least likely in a secret) first."""
@@ -105,14 +104,14 @@ def _candidates(texts: Sequence[str], occ: _Occurrence, spans: set[tuple[int, in
     text = texts[occ.record]
     value = text[occ.start : occ.end]
     if value.startswith("-----BEGIN"):
-        yield PEM
+        yield PEM_BLOCK
     line_start = text.rfind("\n", 0, occ.start) + 1
     previous_start = text.rfind("\n", 0, max(line_start - 1, 0)) + 1 if line_start else 0
     right, stop = _right(text, occ.end)
-    one_line = _lefts(_units(text[line_start : occ.start]), 0) or [r"(?m:^)"]
+    one_line = _lefts(split_units(text[line_start : occ.start]), 0) or [r"(?m:^)"]
     # The context may reach back into the previous line (a YAML `- name:` above `value:`),
     # but only once the value's own line cannot pin it: the line above varies more.
-    two_lines = _lefts(_units(text[previous_start : occ.start]), len(one_line))
+    two_lines = _lefts(split_units(text[previous_start : occ.start]), len(one_line))
     # Broad classes with ever longer contexts first; narrowed classes and guards only after.
     for lefts in (one_line, two_lines):
         for narrow in (False, True):
@@ -128,7 +127,7 @@ def _lefts(units: list[str], skip: int) -> list[str]:
     return [_left(units[:k]) for k in range(skip + 1, min(stable, MAX_UNITS) + 1)]
 
 
-def _units(before: str) -> list[str]:
+def split_units(before: str) -> list[str]:
     """Units of `before`, right to left: runs of word characters or of blanks, or single other characters."""
     units, i = [], len(before)
     while i > 0:

@@ -24,16 +24,9 @@ from collections.abc import Callable, Iterable, Sequence
 
 import regex
 
-from redaction_pressure.redact.rules import (
-    MAX_PATTERN_CHARS,
-    MAX_REPEAT_BOUND,
-    MAX_RULES,
-    Rule,
-    compile_rules,
-    skip_class,
-    skip_escape,
-)
+from redaction_pressure.redact.rules import MAX_PATTERN_CHARS, MAX_RULES, Rule, compile_rules
 from redaction_pressure.redact.scanner import REDACTED
+from redaction_pressure.redact.static_check import MAX_REPEAT_BOUND, skip_class, skip_escape
 from redaction_pressure.spans import Record
 
 _MIN_PREFIX = 6
