@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from redaction_pressure.corpus.dialect import Entry, FamilyDialect, Slot, World
+from redaction_pressure.corpus.dialect import Entry, FamilyDialect, Slot
 from redaction_pressure.corpus.draw import Draw
+from redaction_pressure.corpus.world import World
 from redaction_pressure.spans import Record, Span
 
 

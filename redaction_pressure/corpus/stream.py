@@ -18,11 +18,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import islice
 
-from redaction_pressure.corpus.dialect import Builder, Dialect, FamilyDialect, draw_world
+from redaction_pressure.corpus.dialect import Builder, Dialect, FamilyDialect
 from redaction_pressure.corpus.document import Writer
 from redaction_pressure.corpus.draw import Draw
 from redaction_pressure.corpus.families import FAMILIES, LEVEL_ONLY
 from redaction_pressure.corpus.levels import level_of
+from redaction_pressure.corpus.world import draw_world
 from redaction_pressure.spans import Record
 
 CONVENTIONAL = (
