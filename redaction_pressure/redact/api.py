@@ -3,7 +3,9 @@
 For people and tools outside verifiers. A task is rebuilt from (split, index, sizes),
 plus the secret for private_eval, so it is the same wherever it is loaded. Scoring a
 reply parses it strictly, scans the hidden records within the episode budget and
-grades the removal; the verifiers rewards are thin wrappers over `score_reply`.
+grades the removal, through `scoring` as the taskset does: the taskset scores each reply
+with the same `scoring.score_episode`, in the pool's worker processes, and its rewards read
+the `ScoreResult` it returns.
 """
 
 from __future__ import annotations
