@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import math
 import unittest
@@ -17,6 +19,24 @@ from redaction_pressure.redact.baselines import LADDER, POLICIES, run_ladder
 from redaction_pressure.redact.policies import constant, fitting, mining, reference
 from redaction_pressure.redact.rules import MAX_PATTERN_CHARS, MAX_RULES, compile_rules
 from redaction_pressure.splits import DEV_SIZE
+
+
+@functools.cache
+def _induced(text: str) -> tuple:
+    return tuple(policies.induction_rules(text))
+
+
+def induced(task: RedactionTask) -> list:
+    """`policies.induction_rules(task.prompt.user)`, computed once per prompt text in this module
+    (~0.3 CPU-s a task; `TestInduction` and `TestLadder` need the same dev tasks' rules, and
+    `test_rules_depend_on_the_prompt_text_only` checks the rules depend on that text alone)."""
+    return list(_induced(str(task.prompt.user)))
+
+
+LADDER_ONCE = tuple(
+    dataclasses.replace(policy, rules=induced) if policy.name == "induction" else policy for policy in LADDER
+)
+"""The ladder, its induction policy (`lambda t: policies.induction_rules(t.prompt.user)`) memoised by `induced`."""
 
 
 def shown_as_hidden(task: RedactionTask) -> RedactionTask:
@@ -83,7 +103,7 @@ class TestInduction(unittest.TestCase):
         """On the records the prompt shows, induced rules remove exactly the listed secrets."""
         for task in self.tasks:
             with self.subTest(task=task.index):
-                result = score_reply(shown_as_hidden(task), policies.reply(policies.induction_rules(task.prompt.user)))
+                result = score_reply(shown_as_hidden(task), policies.reply(induced(task)))
                 self.assertEqual(result.clean_gate, 1.0, result.metrics)
 
     def test_rules_depend_on_the_prompt_text_only(self):
@@ -154,7 +174,7 @@ class TestLadder(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tasks = dev_tasks()
-        cls.rows = {row.policy: row for row in run_ladder(cls.tasks)}
+        cls.rows = {row.policy: row for row in run_ladder(cls.tasks, LADDER_ONCE)}
 
     def test_reference_points_hold_over_the_dev_split(self):
         """Oracle 1.0; no rules, first-character and literal 0.0; delete-everything its formula."""
@@ -204,7 +224,7 @@ class TestLadderPerLevel(unittest.TestCase):
             level: [load_task("dev", i, difficulty=level) for i in range(DEV_SIZE)]
             for level in ("easy", "hard", "expert")
         }
-        ladder = [POLICIES[name] for name in ("oracle", "constant")]
+        ladder = [POLICIES["constant"]]  # the oracle is scored task by task in its own test
         cls.rows = {level: {row.policy: row for row in run_ladder(tasks, ladder)} for level, tasks in cls.tasks.items()}
         # Induction per task (the ladder keeps only means), scored once for both kinds of check.
         cls.induction = {

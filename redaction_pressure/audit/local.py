@@ -3,16 +3,26 @@
 Tests, the scripted baseline and the benchmark use it to set up, act on and score a task
 without verifiers; the adapter runs the very same programs and the same `grading.grade`
 through a verifiers runtime. `LocalRuntime` offers the three runtime calls grading uses.
+
+A plan's repository is built once per process (`programs.MATERIALIZE` in a template folder,
+kept for the process's life, at most `KEPT_TEMPLATES` of them) and copied into each new
+workspace of that plan, its index then refreshed: the copy holds the bytes a fresh build writes
+(fixed authors and dates make them deterministic: files, modes, objects, refs, reflogs' object
+ids), but for the time stamp of a branch or tag's reflog entry, which is the template's build
+time instead of the workspace's (nothing reads it; `git gc` expires such entries after 90 days).
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,6 +95,50 @@ class LocalRuntime:
         await asyncio.to_thread(target.write_bytes, data)
 
 
+KEPT_TEMPLATES = 64
+"""Plans whose built repository this process keeps (the oldest is dropped past this)."""
+_TEMPLATES: dict[str, Path] = {}
+_TEMPLATES_LOCK = threading.Lock()
+
+
+def _copy_repo(payload: bytes, dest: Path) -> None:
+    """`dest` made as `programs.MATERIALIZE` makes the repository of `payload` (built once per process, then copied)."""
+    key = hashlib.sha256(payload).hexdigest()
+    with _TEMPLATES_LOCK:
+        kept = _TEMPLATES.get(key)
+    if kept is None:
+        folder = Path(tempfile.mkdtemp(prefix="audit-template-"))
+        inp = folder / ".audit-input.json"
+        inp.write_bytes(payload)
+        result = subprocess.run(
+            [sys.executable, "-c", programs.MATERIALIZE, str(inp)], cwd=folder, capture_output=True, text=True
+        )
+        if result.returncode:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise RuntimeError(f"runtime program failed: {result.stderr[-2000:]}")
+    with _TEMPLATES_LOCK:  # copied under the lock, so that no other thread drops the template meanwhile
+        if kept is None:
+            if key in _TEMPLATES:  # another thread built it meanwhile
+                shutil.rmtree(folder, ignore_errors=True)
+            else:
+                if len(_TEMPLATES) >= KEPT_TEMPLATES:
+                    shutil.rmtree(_TEMPLATES.pop(next(iter(_TEMPLATES))), ignore_errors=True)
+                _TEMPLATES[key] = folder
+        template = _TEMPLATES[key] / programs.REPO_DIR
+        shutil.copytree(template, dest, symlinks=True, copy_function=shutil.copy)
+    # The copy's files have new inodes and times: refresh the index's stat data, as a fresh build leaves it.
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=dest, env=env, capture_output=True, check=False)
+
+
+@atexit.register
+def _drop_templates() -> None:
+    with _TEMPLATES_LOCK:
+        for folder in _TEMPLATES.values():
+            shutil.rmtree(folder, ignore_errors=True)
+        _TEMPLATES.clear()
+
+
 @dataclass(frozen=True)
 class Collected:
     facts: dict
@@ -105,21 +159,11 @@ class LocalWorkspace:
         if probe.toolchain is None:
             raise RuntimeError(f"the local runtime lacks {', '.join(probe.missing)}; run `uv sync --frozen`")
         self.toolchain = probe.toolchain
-        self._python(programs.MATERIALIZE, programs.materialize_input(plan))
+        _copy_repo(programs.materialize_input(plan), self.repo)
 
     @property
     def repo(self) -> Path:
         return self.root / programs.REPO_DIR
-
-    def _python(self, program: str, payload: bytes, *extra: str) -> subprocess.CompletedProcess:
-        inp = self.root / ".audit-input.json"
-        inp.write_bytes(payload)
-        result = subprocess.run(
-            [sys.executable, "-c", program, str(inp), *extra], cwd=self.root, capture_output=True, text=True
-        )
-        if result.returncode:
-            raise RuntimeError(f"runtime program failed: {result.stderr[-2000:]}")
-        return result
 
     def bash(self, command: str, timeout: float = 60) -> subprocess.CompletedProcess:
         return subprocess.run(["bash", "-c", command], cwd=self.root, capture_output=True, text=True, timeout=timeout)

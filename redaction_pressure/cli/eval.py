@@ -144,9 +144,6 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from redaction_pressure.cli import evaluate
     from redaction_pressure.report import runs
 
-    # Evaluating needs no report libraries: without the extra, the run is scored and summarised
-    # and the report is named as not written.
-    render, missing = common.optional_renderer()
     audit = args.taskset == common.AUDIT_TASKSET
     if args.policy is None:
         args.policy = "baseline" if audit else "induction"
@@ -171,6 +168,10 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     sampled = sampling(args)
     if args.split == "private_eval":
         splits.commitment(args.split)  # fail now, by name, when the secret is missing
+    # Evaluating needs no report libraries: without the extra, the run is scored and summarised
+    # and the report is named as not written. (Imported once the usage is checked: a usage error
+    # needs no matplotlib.)
+    render, missing = common.optional_renderer()
     env = dict(os.environ)
     # verifiers syncs each episode's chat program environment with `uv sync --script`: compiled
     # once, every episode starts it from bytecode, also where nothing writes bytecode at import
