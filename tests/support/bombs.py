@@ -1,6 +1,6 @@
 """Decompression bombs for the secrets-audit reader: small files that ask for gigabytes.
 
-Each builder returns the bytes of one bomb; `tests/test_audit_core.py` plants them in a graded
+Each builder returns the bytes of one bomb; `tests/audit/test_audit_inflate.py` plants them in a graded
 workspace and `benchmarks/bench_audit.py` measures the host's peak memory grading them.
 """
 
