@@ -45,7 +45,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.load import descendants, role, rss_mib
+from benchmarks.processes import descendants, role, rss_mib
 from redaction_pressure.cli.endpoint import ChatServer, last_user_text
 from redaction_pressure.redact import policies
 from redaction_pressure.redact.api import load_task, score_reply
