@@ -1,8 +1,8 @@
 """Realism checks for the corpus: would a secret scanner, a parser or a person believe these documents?
 
-Shared by `tests/floor/test_realism*.py`, `tests/floor/test_levels.py` and `benchmarks/realism.py`. Everything here is written
-independently of the corpus's own helpers (its checksum, key and quoting code), so a
-bug there cannot hide itself.
+Shared by `tests/floor/test_realism.py`, `tests/floor/test_levels.py` and `benchmarks/realism.py`.
+Everything here is written independently of the corpus's own helpers (its checksum, key and
+quoting code), so a bug there cannot hide itself.
 
 - `dev_records(difficulty)`: every record of every dev task of a level (standard by
   default), shown and hidden, with where it sits.
@@ -19,8 +19,9 @@ bug there cannot hide itself.
   meant to hold for every decoy and for no secret: the tests run it both ways.
 
 One module per concern: `records` (the dev records and where a span sits), `entropy`, `values`
-(the value checks), `lexers` (shell and SQL literals), `parsing` (each family in its own format), `decoys` (the decoy rules and the
-shown convention). This package gathers the names the tests and the benchmark use.
+(the value checks), `lexers` (shell and SQL literals), `parsing` (each family in its own
+format), `decoys` (the decoy rules and the shown convention). This package gathers the names
+the tests and the benchmark use.
 """
 
 from __future__ import annotations
