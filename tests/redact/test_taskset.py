@@ -198,7 +198,7 @@ class TestScoring(unittest.TestCase):
 class TestEdgeReplies(unittest.TestCase):
     def test_edge_replies_land_on_the_trace(self):
         """Lone surrogates, deep nesting and a 100 MB reply score in the taskset exactly as score_reply says."""
-        from test_api import EDGE_REPLIES
+        from .test_api import EDGE_REPLIES
 
         task = tasks("dev", size=1)[0]
         plain = load_task("dev", 0)
