@@ -1,6 +1,6 @@
 """How much each secrets-audit scenario varies with the seed, and what each level holds.
 
-    uv run python benchmarks/audit_diversity.py [--seeds 20]
+    uv run python -m benchmarks.audit_diversity [--seeds 20]
 
 Per scenario over the first `--seeds` train seeds: distinct file-path sets, code skeletons and
 gold-fix programs (`redaction_pressure.audit.diversity`); per level: mean files, secrets,

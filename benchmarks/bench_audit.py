@@ -1,6 +1,6 @@
 """secrets-audit benchmark: setup and scoring time per episode, and per-scenario scores.
 
-    uv run python benchmarks/bench_audit.py [--tasks N] [--vf-eval] [--concurrency C]
+    uv run python -m benchmarks.bench_audit [--tasks N] [--vf-eval] [--concurrency C]
 
 A script, not a test: the machine is shared and noisy, so it prints medians and p90 from one
 run against the issue's targets. Nothing here talks to the network.
@@ -172,10 +172,8 @@ BOMBS = (
 def bombs() -> None:
     """Each bomb graded in a fresh process (its bytes built here first): the verdict, the bytes
     inflated and the grading process's peak memory, beside the same grade without a bomb."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    import bombs as builders
-
     from redaction_pressure.audit.inflate import INFLATION_BYTES, PART_BYTES
+    from tests.support import bombs as builders
 
     def grade(source: str, scenario: str, path: str) -> dict | None:
         run = subprocess.run([sys.executable, "-c", BOMB, source, scenario, path], capture_output=True, text=True)

@@ -1,6 +1,6 @@
 """Render a run's report and print its size and how long headless Chromium takes to open it.
 
-    uv run python benchmarks/bench_report.py RUN_DIR [RUN_DIR ...] [--screenshots DIR]
+    uv run python -m benchmarks.bench_report RUN_DIR [RUN_DIR ...] [--screenshots DIR]
 
 Prints the render time, the page's size, and for 1280 and 390 px viewports the time to
 the load event, the page's scroll width (no sideways scroll when it equals the viewport)

@@ -1,6 +1,6 @@
 """Scoring benchmark: prints latency, overhead ratios, hostile wall times, loop stalls, load time, memory.
 
-    uv run python benchmarks/bench_scoring.py [--reps N]
+    uv run python -m benchmarks.bench_scoring [--reps N]
 
 A script, not a test: the machines are shared and noisy, so it reports medians and
 ratios from one run, against the targets of the issue that asked for it. Nothing here
@@ -34,16 +34,15 @@ from pathlib import Path
 
 import regex
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # the hostile suite and trace helpers live with the tests
+from redaction_pressure.redact import policies
+from redaction_pressure.redact.api import load_task, prompt_digest, score_reply
+from redaction_pressure.redact.pool import ScanPool
+from redaction_pressure.redact.rules import Rule, parse_reply
+from redaction_pressure.redact.scanner import DEFAULT_BUDGET, EPISODE_BUDGET_SECONDS, scan
+from redaction_pressure.redact.static_check import static_problem
+from redaction_pressure.splits import seed_for
 
-from redaction_pressure.redact import policies  # noqa: E402
-from redaction_pressure.redact.api import load_task, prompt_digest, score_reply  # noqa: E402
-from redaction_pressure.redact.pool import ScanPool  # noqa: E402
-from redaction_pressure.redact.rules import Rule, parse_reply  # noqa: E402
-from redaction_pressure.redact.scanner import DEFAULT_BUDGET, EPISODE_BUDGET_SECONDS, scan  # noqa: E402
-from redaction_pressure.redact.static_check import static_problem  # noqa: E402
-from redaction_pressure.splits import seed_for  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 TARGETS = {
     "p50": "<= 5 ms",
@@ -194,9 +193,8 @@ def bench_floor(tasks, reps: int) -> dict[tuple[str, str], tuple[float, float]]:
 
 
 def bench_hostile(pool: ScanPool) -> tuple[float, str]:
-    from test_hostile import CASES, RUNS
-
     from redaction_pressure.redact.api import Prompt, RedactionTask
+    from tests.redact.test_hostile import CASES, RUNS
 
     longest = max((load_task("dev", i) for i in range(64)), key=lambda t: sum(len(r.text) for r in t.hidden))
     runs = RedactionTask(split="dev", index=0, prompt=Prompt(system="", user=""), shown=(), hidden=RUNS, identity={})
@@ -215,9 +213,8 @@ def bench_loop_stall() -> tuple[float, float, float]:
     """Largest gap of a 1 ms ticker while the taskset scores 64 episodes (8 hostile) submitted
     at once: overall, and after the first 0.1 s (the submission burst, when the 64 scoring
     calls' synchronous preludes run back to back), and the wall time."""
-    from test_taskset import make_trace, oracle_reply
-
     from redaction_pressure.redact.taskset import RedactionPressureConfig, RedactionPressureTaskset
+    from tests.support.taskset import make_trace, oracle_reply
 
     dev = list(RedactionPressureTaskset(RedactionPressureConfig(split="dev")))
     hostile = json.dumps({"rules": [{"pattern": r"(?s)(.|.)*(?<=\x00)", "replacement": ""}]})

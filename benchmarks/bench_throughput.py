@@ -1,6 +1,6 @@
 """Throughput benchmark: what an episode costs through vf-eval and the served pool, against what scoring costs.
 
-    uv run python benchmarks/bench_throughput.py [--tasks 64] [--small 8] [--rounds 4] [--part vfeval|served|limit|all]
+    uv run python -m benchmarks.bench_throughput [--tasks 64] [--small 8] [--rounds 4] [--part vfeval|served|limit|all]
 
 A script, not a test: it prints one run's figures. The model is a stand-in on 127.0.0.1 in
 this process (its CPU is not counted: it stands in for the model) answering each dev prompt
@@ -45,14 +45,11 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from load import descendants, role, rss_mib  # noqa: E402
-
-from redaction_pressure.cli.endpoint import ChatServer, last_user_text  # noqa: E402
-from redaction_pressure.redact import policies  # noqa: E402
-from redaction_pressure.redact.api import load_task, score_reply  # noqa: E402
-from redaction_pressure.redact.scanner import scan  # noqa: E402
+from benchmarks.processes import descendants, role, rss_mib
+from redaction_pressure.cli.endpoint import ChatServer, last_user_text
+from redaction_pressure.redact import policies
+from redaction_pressure.redact.api import load_task, score_reply
+from redaction_pressure.redact.scanner import scan
 
 BIN = Path(sys.executable).parent
 KEY_VAR = "BENCH_THROUGHPUT_KEY"

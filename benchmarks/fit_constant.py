@@ -1,6 +1,6 @@
 """Fit the constant answer on train tasks, score it on train and dev, and save it (a script, not a test).
 
-    uv run python benchmarks/fit_constant.py [--difficulty LEVEL] [--train 400] [--save]
+    uv run python -m benchmarks.fit_constant [--difficulty LEVEL] [--train 400] [--save]
 
 The constant policy's fitter (`redaction_pressure/redact/policies/fitting.py`) mines candidate pieces from
 labelled train tasks and selects greedily on the exact rubric; with `--save` the result
@@ -15,14 +15,11 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from redaction_pressure.corpus import DIFFICULTIES, corpus_version  # noqa: E402
-from redaction_pressure.redact.api import load_task, score_reply  # noqa: E402
-from redaction_pressure.redact.policies import constant, fitting, reply  # noqa: E402
-from redaction_pressure.splits import DEV_SIZE  # noqa: E402
+from redaction_pressure.corpus import DIFFICULTIES, corpus_version
+from redaction_pressure.redact.api import load_task, score_reply
+from redaction_pressure.redact.policies import constant, fitting, reply
+from redaction_pressure.splits import DEV_SIZE
 
 
 def summary(results) -> dict[str, float]:

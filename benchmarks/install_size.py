@@ -1,10 +1,10 @@
 """What each install of the environments' wheels weighs: packages and disk, per install.
 
-    uv run python benchmarks/install_size.py
+    uv run python -m benchmarks.install_size
 
 Builds both entries' wheels, then for each install below makes a new venv holding the wheel
 and its registry dependencies at the lock's versions (offline, from uv's cache, as
-tests/test_packaging.py does) and prints the number of distributions and the venv's size on
+tests/e2e/test_packaging.py does) and prints the number of distributions and the venv's size on
 disk (the interpreter is a link and not counted). No network traffic.
 """
 

@@ -1,6 +1,6 @@
 """Load benchmark: many episodes through the served env pool and plain vf-eval, hostile answers, faults (a script, not a test).
 
-    uv run python benchmarks/load.py [--episodes 1024] [--concurrency 64] [--kill-every 3] [--burners 2]
+    uv run python -m benchmarks.load [--episodes 1024] [--concurrency 64] [--kill-every 3] [--burners 2]
         [--part served|loop|vfeval|flips|both] [--kill-env-worker-at SECONDS]
 
 Faults: a killer SIGKILLs a random `redaction_pressure.redact.worker` below the run every
@@ -40,7 +40,7 @@ with the plain in-process scanner):
 into the run: no episode may hang or be lost.
 
 The process helpers (who runs below a PID, memory, the killer, the burners) are in
-`load_processes.py` beside this script. Nothing here talks to anything but 127.0.0.1.
+`processes.py` beside this script. Nothing here talks to anything but 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -56,16 +56,12 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-# A sibling of this script (its directory is first on sys.path).
-from load_processes import Burners, Killer, descendants, role, rss_mib  # noqa: E402
-
-from redaction_pressure.cli.endpoint import ChatServer, last_user_text  # noqa: E402
-from redaction_pressure.redact import policies  # noqa: E402
-from redaction_pressure.redact.api import load_task, score_reply  # noqa: E402
-from redaction_pressure.redact.rules import Rule  # noqa: E402
-from redaction_pressure.redact.scanner import scan  # noqa: E402
+from benchmarks.processes import Burners, Killer, descendants, role, rss_mib
+from redaction_pressure.cli.endpoint import ChatServer, last_user_text
+from redaction_pressure.redact import policies
+from redaction_pressure.redact.api import load_task, score_reply
+from redaction_pressure.redact.rules import Rule
+from redaction_pressure.redact.scanner import scan
 
 BIN = Path(sys.executable).parent
 HOSTILE = [

@@ -1,7 +1,7 @@
 """Calibrate a level against a model that reads: print a task's prompt, then score the answers.
 
-    uv run python benchmarks/reading_model.py prompt SPLIT INDEX [--difficulty LEVEL]
-    uv run python benchmarks/reading_model.py score SPLIT FOLDER [--difficulty LEVEL]
+    uv run python -m benchmarks.reading_model prompt SPLIT INDEX [--difficulty LEVEL]
+    uv run python -m benchmarks.reading_model score SPLIT FOLDER [--difficulty LEVEL]
 
 `prompt` prints the rendered system prompt and user prompt of one task and nothing else: what
 a model answering in one turn reads, and all a stand-in reader (a person or a language model in

@@ -1,6 +1,6 @@
 """Scanner realism benchmark: what detect-secrets 1.5 finds among the dev split's secrets and decoys.
 
-    uv run python benchmarks/realism.py
+    uv run python -m benchmarks.realism
 
 A script, not a test: it measures an outside tool against the corpus and prints a table.
 Every record of every dev task (shown and hidden) is written to a temp file named as
@@ -36,13 +36,9 @@ from pathlib import Path
 from detect_secrets.core import scan
 from detect_secrets.settings import default_settings, get_plugins
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # tests/realism.py (the helpers), ahead of this script's own name
-
-from realism import Located, dev_records, syntax_of  # noqa: E402
-
-from redaction_pressure.corpus import DECOY_KINDS, FAMILIES, SECRET_KINDS  # noqa: E402
-from redaction_pressure.spans import Record, Span  # noqa: E402
+from redaction_pressure.corpus import DECOY_KINDS, FAMILIES, SECRET_KINDS
+from redaction_pressure.spans import Record, Span
+from tests.support.realism import Located, dev_records, syntax_of
 
 DECOY_TARGET = 0.10
 EXTENSIONS = {"python": ".py", "javascript": ".js"}

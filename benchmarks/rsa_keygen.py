@@ -1,6 +1,6 @@
 """Why the corpus has no RSA keys: a deterministic RSA key costs a prime search (a script, not a test).
 
-    uv run python benchmarks/rsa_keygen.py [--keys 20]
+    uv run python -m benchmarks.rsa_keygen [--keys 20]
 
 An RSA private key derived exactly from a record's seed needs two random primes drawn from
 that seed (Miller-Rabin over seeded candidates), then the CRT parameters, then PEM. This
@@ -13,17 +13,13 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import sys
 import time
-from pathlib import Path
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from redaction_pressure.corpus import keys  # noqa: E402
-from redaction_pressure.corpus.draw import Draw  # noqa: E402
+from redaction_pressure.corpus import keys
+from redaction_pressure.corpus.draw import Draw
 
 SMALL_PRIMES = [p for p in range(3, 2000) if all(p % q for q in range(2, int(p**0.5) + 1))]
 

@@ -2,7 +2,14 @@
 
     uv run python tests/run.py            # modules one more at a time than the machine has cores
     uv run python tests/run.py -j 1       # one module at a time
-    uv run python tests/run.py test_api test_rules   # only these modules
+    uv run python tests/run.py test_api test_rules   # only these modules (by name)
+    uv run python tests/run.py redact audit.test_audit_rubric   # a folder's modules, a module by dotted name
+
+Test modules are every `test_*.py` under tests/, in folders that mirror the code (the layout is
+tests/README.md): `floor/`, `redact/`, `audit/`, `report/`, `cli/`, `e2e/`; `support/` holds the
+helpers and no test. A module is run as `python -m unittest discover -s tests` names it (its dotted
+name from tests/, e.g. `redact.test_rules`); its plain name (`test_rules`) is unique in the suite
+and is what COSTS and ALONE list.
 
 Each module runs whole in its own unittest process, so its class fixtures are shared as usual.
 Modules in ALONE run first, one at a time with nothing beside them; the others are then taken
@@ -31,12 +38,17 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 COSTS = {
-    "test_audit_core": 225, "test_audit_attacks": 215, "test_audit_e2e": 200, "test_eval": 195,
-    "test_audit_attacks_e2e": 150, "test_policies": 140, "test_taskset": 85, "test_report": 80, "test_pool": 80,
-    "test_audit_container": 80, "test_levels": 70, "test_packaging": 75, "test_serving": 45, "test_audit_agent": 40,
-    "test_cli": 40, "test_audit_ladder": 40, "test_harness": 45, "test_api": 25, "test_readme": 20, "test_corpus": 20, "test_realism": 15,
-    "test_audit_generator": 15, "test_play": 30,
+    "test_audit_attacks": 215, "test_audit_e2e": 200, "test_eval": 195, "test_audit_attacks_e2e": 150,
+    "test_audit_grading": 140, "test_policies": 140, "test_pool": 80, "test_audit_container": 80, "test_packaging": 75,
+    "test_levels": 70, "test_taskset_load": 55, "test_report_real_runs": 50, "test_serving": 45, "test_harness": 45,
+    "test_audit_scenarios": 40, "test_audit_agent": 40, "test_audit_ladder": 40, "test_taskset": 30, "test_play": 30,
+    "test_report_rollouts": 25, "test_audit_inflate": 25, "test_api": 25, "test_audit_leakscan": 20, "test_cli": 20,
+    "test_cli_commands": 20, "test_readme": 20, "test_corpus": 20, "test_realism": 15, "test_audit_generator": 15,
 }  # fmt: skip
+"""Each module's wall seconds in a quiet `.ci/run` (before the suite moved into folders; a module
+since split shares its old figure by where its time goes: test_audit_core 225 = grading 140,
+scenarios 40, inflate 25, leakscan 20; test_report 80 = real_runs 50, rollouts 25, runs 5;
+test_taskset 85 = load 55, taskset 30; test_cli 40 = cli 20, commands 20)."""
 LIGHT = 5
 JOBS = len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1
 """Processes by default: the cores this process may run on (a container's limit, not the host's), plus one."""
@@ -63,23 +75,53 @@ SLOWEST = 12
 class fixtures included), to see where the suite's time goes."""
 
 
+def discovered() -> dict[str, str]:
+    """Every test module under tests/: its name (`test_rules`) to its dotted name (`redact.test_rules`).
+    A module in a folder without `__init__.py` is refused: unittest's discovery would not see it."""
+    found: dict[str, str] = {}
+    for path in sorted(TESTS.rglob("test_*.py")):
+        relative = path.relative_to(TESTS)
+        for depth in range(1, len(relative.parts)):
+            if not (TESTS.joinpath(*relative.parts[:depth]) / "__init__.py").is_file():
+                raise SystemExit(f"{path}: its folder has no __init__.py, so `unittest discover` would skip it")
+        if path.stem in found:
+            raise SystemExit(f"two test modules named {path.stem}: {found[path.stem]} and {relative}")
+        found[path.stem] = ".".join(relative.with_suffix("").parts)
+    return found
+
+
 def modules(selected: list[str]) -> list[str]:
-    found = sorted(path.stem for path in TESTS.glob("test_*.py"))
+    """The dotted names of the modules `selected` names (each a module's name, its dotted name or a
+    folder), in order and once each; every module when none is named."""
+    found = discovered()
     if not selected:
-        return found
-    unknown = [name for name in selected if name not in found]
-    if unknown:
-        raise SystemExit(f"no test module {', '.join(unknown)} in {TESTS}")
-    return selected
+        return sorted(found.values())
+    chosen: list[str] = []
+    for name in selected:
+        key = name.removesuffix(".py").replace("/", ".").strip(".")
+        matches = [found[key]] if key in found else [d for d in found.values() if d == key or d.startswith(key + ".")]
+        if not matches:
+            raise SystemExit(f"no test module or folder {name} in {TESTS}")
+        chosen += [dotted for dotted in sorted(matches) if dotted not in chosen]
+    return chosen
+
+
+def short(dotted: str) -> str:
+    """A module's name without its folder (`redact.test_rules` -> `test_rules`), as COSTS and ALONE list it."""
+    return dotted.rsplit(".", 1)[-1]
 
 
 def heaviest_first(names: list[str]) -> list[str]:
-    return sorted(names, key=lambda n: -COSTS.get(n, LIGHT))
+    return sorted(names, key=lambda n: -COSTS.get(short(n), LIGHT))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("modules", nargs="*", help="test modules to run (default: every tests/test_*.py)")
+    parser.add_argument(
+        "modules",
+        nargs="*",
+        help="test modules (test_rules, redact.test_rules) or folders (redact) to run (default: all)",
+    )
     parser.add_argument(
         "-j",
         "--jobs",
@@ -95,8 +137,8 @@ def main() -> int:
         parser.error("--jobs must be at least 1")
     names = modules(args.modules)
     progress = Progress(len(names))
-    results = run_pool([name for name in names if name in ALONE], 1, progress)
-    results += run_pool(heaviest_first([name for name in names if name not in ALONE]), args.jobs, progress)
+    results = run_pool([name for name in names if short(name) in ALONE], 1, progress)
+    results += run_pool(heaviest_first([name for name in names if short(name) not in ALONE]), args.jobs, progress)
     print(progress.summary())
     failed = [(name, code, failures) for name, code, failures in results if code]
     print(f"== passed: {len(results) - len(failed)} of {len(results)} modules")
@@ -189,13 +231,14 @@ def run_pool(names: list[str], slots: int, progress: Progress) -> list[tuple[str
 
 
 def run_modules(names: list[str]) -> int:
-    """One unittest process, as `python -m unittest discover -s tests` sets things up (the tests
-    folder first on the path, the repository's root the working folder, and only CHILD_ENV added
-    to the environment children inherit); it ends by naming its slowest test classes."""
+    """One unittest process, as `python -m unittest discover -s tests` run from the repository's
+    root sets things up (the tests folder first on the path, then the root, which is the working
+    folder, so that `tests.support` imports; only CHILD_ENV added to the environment children
+    inherit); it ends by naming its slowest test classes."""
     import resource
     import unittest
 
-    sys.path.insert(0, str(TESTS))
+    sys.path[:0] = [str(TESTS), str(TESTS.parent)]
     spent: dict[str, float] = {}
 
     def cpu_seconds() -> float:

@@ -1,7 +1,7 @@
 """The environments-folder entry resolves as `redaction-pressure` and keeps the README's promises.
 
 A fast subset of the root suite (which `uv run python tests/run.py` runs from the repository
-root), built on the root suite's own cases (`tests/cases.py`, imported, not copied): the id
+root), built on the root suite's own cases (`tests/support/cases.py`, imported, not copied): the id
 resolves through verifiers' loader to the taskset and its default harness; on all 64 dev tasks
 the oracle scores 1.0 with the clean gate, an empty answer 0.0 and the first-character exploit
 0.0; every malformed answer of the shared table ends in its code with reward 0; splits are
@@ -17,9 +17,18 @@ from importlib import metadata
 from pathlib import Path
 
 ROOT_TESTS = Path(__file__).resolve().parents[3] / "tests"
-sys.path.insert(0, str(ROOT_TESTS))  # the root suite's shared cases, one source of truth
+sys.path.insert(0, str(ROOT_TESTS))  # the root suite's shared cases (support/cases.py), one source of truth
 
-from cases import BAD_ANSWERS, EXHAUSTING, PRIVATE_ENV, TEST_SECRET, dev_tasks, longest_dev_task, private_secret, reply  # noqa: E402
+from support.cases import (  # noqa: E402
+    BAD_ANSWERS,
+    EXHAUSTING,
+    PRIVATE_ENV,
+    TEST_SECRET,
+    dev_tasks,
+    longest_dev_task,
+    private_secret,
+    reply,
+)
 
 from redaction_pressure import load_task, score_reply  # noqa: E402
 from redaction_pressure.redact import policies  # noqa: E402

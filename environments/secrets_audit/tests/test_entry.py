@@ -1,6 +1,6 @@
 """The environments-folder entry resolves as `secrets-audit` and keeps the README's promises.
 
-A fast subset of the root suite, built on the root suite's own cases (`tests/cases.py`,
+A fast subset of the root suite, built on the root suite's own cases (`tests/support/cases.py`,
 imported, not copied), played on the framework-free path (git, git-filter-repo and pytest as
 the runtime needs them): the id resolves to the taskset with verifiers' bash harness; on one
 dev repository of each difficulty the gold remediation scores 1.0 and inaction 0; repositories
@@ -18,9 +18,9 @@ import unittest
 from pathlib import Path
 
 ROOT_TESTS = Path(__file__).resolve().parents[3] / "tests"
-sys.path.insert(0, str(ROOT_TESTS))  # the root suite's shared cases, one source of truth
+sys.path.insert(0, str(ROOT_TESTS))  # the root suite's shared cases (support/cases.py), one source of truth
 
-from cases import TEST_SECRET, private_secret  # noqa: E402
+from support.cases import TEST_SECRET, private_secret  # noqa: E402
 
 from redaction_pressure.audit import grading, programs, splits  # noqa: E402
 from redaction_pressure.audit.local import LocalWorkspace  # noqa: E402

@@ -1,0 +1,3 @@
+"""Tests of the multi-turn environment (redaction_pressure/audit/), one module per module, and the
+attacks on its grader.
+"""

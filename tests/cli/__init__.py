@@ -1,0 +1,1 @@
+"""Tests of the command-line tool (redaction_pressure/cli/), run as a user runs it."""
