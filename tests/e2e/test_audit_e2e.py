@@ -31,8 +31,13 @@ from redaction_pressure.audit.prompt import prompt
 from redaction_pressure.audit.rubric import efficiency
 from redaction_pressure.cli.endpoint import ChatServer, last_user_text
 from redaction_pressure.redact.api import load_task
-from tests.support.cases import PRIVATE_ENV, TEST_SECRET, private_secret
+from tests.support.cases import PRIVATE_ENV, private_secret
 from tests.support.standin import ToolCallingModel
+
+SECRET = "audit-e2e-secret-of-this-module-only-0123456789abcdef"
+"""This module's private secret, used by no other test module: its snoops read the environment of
+every process on the machine, so another module's private_eval run going on beside it (the
+runner runs modules in parallel) must not hold the value they look for."""
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -180,7 +185,7 @@ class TestSecretsAuditEndToEnd(unittest.TestCase):
              "--client.base-url", cls.model.url, "--client.api-key-var", "STANDIN_KEY",
              "--env.agent.runtime.type", "subprocess", "--env.taskset.split", "dev",
              "--no-push", "--no-rich", "-c", str(CONCURRENT), "-o", str(out)],
-            {**env, PRIVATE_ENV: TEST_SECRET},
+            {**env, PRIVATE_ENV: SECRET},
         )  # fmt: skip
         (cls.run_dir,) = [p.parent for p in out.rglob("traces.jsonl")]
         cls.out = out
@@ -260,7 +265,7 @@ class TestSecretsAuditEndToEnd(unittest.TestCase):
         trace = self.traces[19]
         texts = [m["content"] for m in trace_messages(trace) if m.get("role") == "tool"]
         self.assertTrue(any("scanned" in t for t in texts), texts)
-        secret = TEST_SECRET.encode()
+        secret = SECRET.encode()
         for path in self.out.rglob("*"):
             data = path.read_bytes() if path.is_file() else b""
             at = data.find(secret)
@@ -289,7 +294,7 @@ class TestPrivateSecretStaysSealed(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.home = Path(tempfile.mkdtemp(prefix="audit-private-"))
-        with private_secret(TEST_SECRET):
+        with private_secret(SECRET):
             cls.plan = splits.plan_for("private_eval", 0)
             cls.seed = splits.seed_for("private_eval", 0)
             cls.commitment = splits.commitment("private_eval")
@@ -311,7 +316,7 @@ class TestPrivateSecretStaysSealed(unittest.TestCase):
         env = {k: v for k, v in os.environ.items() if k != PRIVATE_ENV}
         env.setdefault("UV_CACHE_DIR", str(Path.home() / ".cache" / "uv"))
         env.update(
-            HOME=str(cls.home), UV_PYTHON_DOWNLOADS="never", STANDIN_KEY="not-a-real-key", **{PRIVATE_ENV: TEST_SECRET}
+            HOME=str(cls.home), UV_PYTHON_DOWNLOADS="never", STANDIN_KEY="not-a-real-key", **{PRIVATE_ENV: SECRET}
         )
         common = ["-n", "1", "-c", "1", "-m", "standin", "--client.base-url", cls.model.url, "--client.api-key-var", "STANDIN_KEY",
                   "--env.agent.runtime.type", "subprocess", "--env.taskset.split", "private_eval", "--no-push", "--no-rich"]  # fmt: skip
@@ -353,7 +358,7 @@ class TestPrivateSecretStaysSealed(unittest.TestCase):
         errors = json.dumps([t.get("errors") for t in self.refused]) + self.refused_output
         self.assertIn("private_eval refuses the subprocess runtime", errors)
         self.assertIn("docker", errors)
-        self.assertNotIn(TEST_SECRET, errors)
+        self.assertNotIn(SECRET, errors)
         self.assertIs(self.audit_trace["info"]["sealed"], False)
         self.assertIs(self.audit_trace["info"]["audit"]["sealed"], False)
 
@@ -373,22 +378,22 @@ class TestPrivateSecretStaysSealed(unittest.TestCase):
         """Both snoops ran (env, /proc/*/environ, grep of $HOME and the working folder) and found no secret."""
         texts = [m["content"] for m in trace_messages(self.audit_trace) if m.get("role") == "tool"]
         self.assertTrue(any("scanned" in t for t in texts), texts)
-        self.assertFalse(any(TEST_SECRET in t for t in texts))
+        self.assertFalse(any(SECRET in t for t in texts))
         self.assertEqual(self.rp_trace["info"]["environment"]["split"], "private_eval")
         snooped = self.rp_snoop.read_text(errors="replace")
         self.assertIn("scanned", snooped)
         self.assertIn("REDACTION_PRESSURE_PRIVATE_SEED=", snooped)  # the variable is there, masked
-        self.assertNotIn(TEST_SECRET, snooped)
+        self.assertNotIn(SECRET, snooped)
 
     def test_the_secret_is_in_no_output_file(self):
         """Neither run writes the secret to any file or to its console."""
-        secret = TEST_SECRET.encode()
+        secret = SECRET.encode()
         files = [path for path in self.out.rglob("*") if path.is_file()]
         self.assertTrue(files)
         for path in files:
             self.assertNotIn(secret, path.read_bytes(), str(path))
         for result in self.results:
-            self.assertNotIn(TEST_SECRET, result.stdout + result.stderr)
+            self.assertNotIn(SECRET, result.stdout + result.stderr)
 
 
 def trace_messages(trace: dict) -> list[dict]:
