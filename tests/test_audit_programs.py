@@ -25,8 +25,9 @@ SENT_SHA256 = {
     "UNPACK_BYTECODE": "a4cb106dfee3795ac9a4c8b1785ef9ab61e98c0b3ad17f3dfddd3c3b104ab4eb",
     "ARCHIVE": "8697e54e8c8e66841352d9ab82e2f278bbc0b97cec41da2c5e237185996b1dcf",
     "HEALTH": "8ccd3bd40c6359993d43feb90f464759d5bd2d4d5d63c4b0d4bfe3c27e208166",
+    "MEMORISER_SCAN": "447141fb81cf563b32b7e54ac5aad3744aca49ff2bb9c2471bd61b43945dcf4f",
 }
-"""The texts as they were when they were Python strings in programs.py (moved byte for byte)."""
+"""The texts as they were when they were Python strings in programs.py and memoriser.py (moved byte for byte)."""
 
 
 def _folder():

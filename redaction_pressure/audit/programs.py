@@ -14,6 +14,7 @@ prints. The text sent is the file's text after that header, byte for byte, never
   their digests, and its bytecode, found and made before the agent acts.
 - `ARCHIVE`: `repo/` (working tree and `.git`) as a tar on stdout, read by `repodata`.
 - `HEALTH`: the pristine tests run on a copy the host built, outcomes reported with a nonce.
+- `MEMORISER_SCAN`: the memoriser baseline's history scan (not the grader's).
 - `TOOL_SERVER_ALIVE`: a shell test, true while the workspace's audit tool server runs.
 - `oracle_script(plan)`: the gold remediation as one bash command (working-tree fixes, a
   commit, and `git filter-repo --replace-text` when a secret must leave history).
@@ -50,6 +51,7 @@ PROGRAMS = {
     "UNPACK_BYTECODE": "unpack_bytecode.py",
     "ARCHIVE": "archive.py",
     "HEALTH": "health.py",
+    "MEMORISER_SCAN": "memoriser_scan.py",
 }
 """Each runtime program's name here and its file under `runtime/` (its docstring says what it does)."""
 
@@ -80,6 +82,7 @@ PRECOMPILE = _program(PROGRAMS["PRECOMPILE"])
 UNPACK_BYTECODE = _program(PROGRAMS["UNPACK_BYTECODE"])
 ARCHIVE = _program(PROGRAMS["ARCHIVE"])
 HEALTH = _program(PROGRAMS["HEALTH"])
+MEMORISER_SCAN = _program(PROGRAMS["MEMORISER_SCAN"])
 
 TOOL_SERVER_ALIVE = (
     "W=$(pwd -P); for p in /proc/[0-9]*; do"
