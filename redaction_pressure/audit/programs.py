@@ -1,21 +1,22 @@
 """The programs that run inside the runtime, and the texts and inputs the host sends with them.
 
 Nothing here talks to a runtime: the adapter (or a `LocalWorkspace`) writes a program's input and
-runs the program; `grading` reads what it reports. Each program is a real file under `runtime/`
-(package data, read with `importlib.resources`; lint- and compile-checked like any source) whose
-docstring (a shell file: its leading `#` lines) says what it does, how it is run and what it
-prints. The text sent is the file's text after that header, byte for byte, never imported:
+runs the program; `grading` reads what it reports. Each Python program is a real file under
+`runtime/` (package data, read with `importlib.resources`; lint- and compile-checked like any
+source, and hashed into `identity.source_digest` with the other `*.py` files) whose docstring says
+what it does, how it is run and what it prints. The text sent is the file's text after that
+docstring, byte for byte; it is run, never imported. The shell programs stay strings here:
 
 - `MATERIALIZE` (`materialize.py`): writes a plan's commits into `repo/` as a git history with
   fixed authors and dates (identical commit ids for identical plans); its input is
   `materialize_input(plan)`.
-- `PROBE` (`probe.sh`), `CLOSURE`, `LISTING`, `PRECOMPILE`, `UNPACK_BYTECODE`: the toolchain the
+- `PROBE` (shell, a string), `CLOSURE`, `LISTING`, `PRECOMPILE`, `UNPACK_BYTECODE`: the toolchain the
   grader's programs run on (interpreter, pytest, git, git-filter-repo), the files it loads and
   their digests, and its bytecode, found and made before the agent acts.
 - `ARCHIVE`: `repo/` (working tree and `.git`) as a tar on stdout, read by `repodata`.
 - `HEALTH`: the pristine tests run on a copy the host built, outcomes reported with a nonce.
 - `MEMORISER_SCAN`: the memoriser baseline's history scan (not the grader's).
-- `TOOL_SERVER_ALIVE`: a shell test, true while the workspace's audit tool server runs.
+- `TOOL_SERVER_ALIVE` (shell, a string): a shell test, true while the workspace's audit tool server runs.
 - `oracle_script(plan)`: the gold remediation as one bash command (working-tree fixes, a
   commit, and `git filter-repo --replace-text` when a secret must leave history).
 """
@@ -46,7 +47,6 @@ PROGRAMS = {
     "MATERIALIZE": "materialize.py",
     "CLOSURE": "closure.py",
     "LISTING": "listing.py",
-    "PROBE": "probe.sh",
     "PRECOMPILE": "precompile.py",
     "UNPACK_BYTECODE": "unpack_bytecode.py",
     "ARCHIVE": "archive.py",
@@ -57,32 +57,47 @@ PROGRAMS = {
 
 
 def _program(name: str) -> str:
-    """The text of the runtime program `runtime/<name>`, without its header.
-
-    The header is a Python file's module docstring (up to and including the line that closes it)
-    or a shell file's leading `#` lines; what follows is sent to the runtime as it stands.
-    """
+    """The text of the runtime program `runtime/<name>` without its header, the module docstring (up
+    to and including the line that closes it); what follows is sent to the runtime as it stands."""
     text = resources.files(__package__).joinpath(RUNTIME_DIR, name).read_text(encoding="utf-8")
-    if name.endswith(".py"):
-        if not text.startswith('"""'):
-            raise ValueError(f"runtime program {name} does not open with its docstring")
-        return text[text.index('"""\n', 3) + 4 :]
-    lines = text.splitlines(keepends=True)
-    header = 0
-    while header < len(lines) and lines[header].startswith("#"):
-        header += 1
-    return "".join(lines[header:])
+    if not text.startswith('"""'):
+        raise ValueError(f"runtime program {name} does not open with its docstring")
+    return text[text.index('"""\n', 3) + 4 :]
 
 
 MATERIALIZE = _program(PROGRAMS["MATERIALIZE"])
 CLOSURE = _program(PROGRAMS["CLOSURE"])
 LISTING = _program(PROGRAMS["LISTING"])
-PROBE = _program(PROGRAMS["PROBE"])
 PRECOMPILE = _program(PROGRAMS["PRECOMPILE"])
 UNPACK_BYTECODE = _program(PROGRAMS["UNPACK_BYTECODE"])
 ARCHIVE = _program(PROGRAMS["ARCHIVE"])
 HEALTH = _program(PROGRAMS["HEALTH"])
 MEMORISER_SCAN = _program(PROGRAMS["MEMORISER_SCAN"])
+
+PROBE = r"""
+FIND='import json, os, sys, sysconfig, importlib.util
+spec = importlib.util.find_spec("pytest")
+if spec is None or not spec.origin: sys.exit(1)
+site = os.path.dirname(os.path.dirname(spec.origin))
+files = [os.path.realpath(sys.executable)]
+lib = os.path.join(sysconfig.get_config_var("LIBDIR") or "", sysconfig.get_config_var("LDLIBRARY") or "")
+if os.path.isfile(lib): files.append(os.path.realpath(lib))
+for name in ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py.py"):
+    top = os.path.join(site, name)
+    if os.path.isfile(top): files.append(top)
+    for root, dirs, names in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        files += [os.path.join(root, n) for n in sorted(names)]
+print(json.dumps({"python": os.path.realpath(sys.executable), "site": site, "files": files}))'
+for p in python python3; do
+  if command -v "$p" >/dev/null 2>&1 && "$p" -c "$FIND" 2>/dev/null; then break; fi
+done
+command -v git >/dev/null 2>&1 && echo "git: $(readlink -f "$(command -v git)")"
+git filter-repo --version >/dev/null 2>&1 && echo "git-filter-repo: ok"
+exit 0
+"""
+"""Run once by `setup` before the agent acts: the interpreter with pytest, the files of the
+toolchain whose digests `finalize` checks, git and git-filter-repo."""
 
 TOOL_SERVER_ALIVE = (
     "W=$(pwd -P); for p in /proc/[0-9]*; do"
