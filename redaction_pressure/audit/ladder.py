@@ -2,7 +2,7 @@
 
 Why: a learned policy's reward means something only beside the ceiling, the floor and what cheap
 tricks earn. The rungs: `oracle` (the gold fix as one command), `scripted` (the format-aware
-scripted agent, `agent.py`), `memoriser` (one script per scenario learned from train tasks
+scripted agent, `agent/`), `memoriser` (one script per scenario learned from train tasks
 `memoriser.TRAIN_TASKS`: what recall alone earns; it never plays the tasks it learned from) and
 `inaction` (no tool call). Every episode runs in its own `LocalWorkspace` (about 2 s to set up,
 act and grade), at most `WORKERS` at once in spawned processes.

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from redaction_pressure.audit.plan import Probe
 from redaction_pressure.audit.scenarios.base import Draft, Scenario
-from redaction_pressure.audit.scenarios.parts import IDIOMS, Builder, Setting, extras
+from redaction_pressure.audit.scenarios.parts import Builder, extras
+from redaction_pressure.audit.scenarios.project import IDIOMS, Setting
 from redaction_pressure.corpus import values
 from redaction_pressure.corpus.draw import Draw
 

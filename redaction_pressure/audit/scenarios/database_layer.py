@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from redaction_pressure.audit.scenarios.base import PASSWORDS, Draft, Scenario
-from redaction_pressure.audit.scenarios.parts import IDIOMS, Builder, Setting, extras
+from redaction_pressure.audit.scenarios.parts import Builder, extras
+from redaction_pressure.audit.scenarios.project import IDIOMS, Setting
 from redaction_pressure.corpus import values
 from redaction_pressure.corpus.draw import HEX, Draw
 from redaction_pressure.corpus.words import DATABASES, USERS

@@ -5,7 +5,8 @@ from __future__ import annotations
 import base64
 
 from redaction_pressure.audit.scenarios.base import PASSWORDS, Draft, Scenario
-from redaction_pressure.audit.scenarios.parts import IDIOMS, Builder, Setting, extras
+from redaction_pressure.audit.scenarios.parts import Builder, extras
+from redaction_pressure.audit.scenarios.project import IDIOMS, Setting
 from redaction_pressure.corpus import values
 from redaction_pressure.corpus.draw import Draw
 from redaction_pressure.corpus.words import USERS

@@ -1,0 +1,73 @@
+"""The secrets-audit runtime programs (`redaction_pressure/audit/runtime/`, `PROBE`): files, texts, syntax.
+
+Each Python program is a file of package data whose text after its docstring `programs` sends to
+the runtime. These tests pin each sent text's sha256 (the bytes the grader's runtime receives; a
+change to a program must change its pin here, knowingly), compile them, check the shell program
+`PROBE` (a string in `programs`) with `sh -n`, and check that every file of the folder is a
+program `programs` sends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import unittest
+from importlib import resources
+
+from redaction_pressure.audit import programs
+
+SENT_SHA256 = {
+    "MATERIALIZE": "479488943280548135632e7836c5a55f48bb9db1d4594a6f335416a9cd5ab58c",
+    "CLOSURE": "c6ff4234d2f8491c72cf8669b93f5074fc550352f308e425ce91a6d2f52f4e4b",
+    "LISTING": "89547bf5ebd2fcc6fded5db763bf79624c48216c531b8c6d14b418c33ab3b802",
+    "PRECOMPILE": "2565cc5994a23fbea0e535e81fdfc5c75e732c4d8bd8215a2158c3e8f0efca5d",
+    "UNPACK_BYTECODE": "a4cb106dfee3795ac9a4c8b1785ef9ab61e98c0b3ad17f3dfddd3c3b104ab4eb",
+    "ARCHIVE": "8697e54e8c8e66841352d9ab82e2f278bbc0b97cec41da2c5e237185996b1dcf",
+    "PROBE": "388ec7c69cafa61f3667cdfab787857e4caaa97e62fb194f0dd49bbb4aa0bdeb",
+    "HEALTH": "8ccd3bd40c6359993d43feb90f464759d5bd2d4d5d63c4b0d4bfe3c27e208166",
+    "MEMORISER_SCAN": "447141fb81cf563b32b7e54ac5aad3744aca49ff2bb9c2471bd61b43945dcf4f",
+}
+"""The texts as they were when they were all Python strings in programs.py and memoriser.py (moved byte for byte)."""
+
+
+def _folder():
+    return resources.files("redaction_pressure.audit").joinpath(programs.RUNTIME_DIR)
+
+
+class RuntimeProgramsTest(unittest.TestCase):
+    def test_the_sent_texts_are_pinned(self):
+        self.assertEqual({*programs.PROGRAMS, "PROBE"}, set(SENT_SHA256))
+        for name, pinned in SENT_SHA256.items():
+            with self.subTest(name):
+                self.assertEqual(hashlib.sha256(getattr(programs, name).encode()).hexdigest(), pinned)
+
+    def test_every_file_is_a_program(self):
+        files = {entry.name for entry in _folder().iterdir() if entry.name != "__pycache__"}
+        self.assertEqual(files, set(programs.PROGRAMS.values()))
+
+    def test_the_python_programs_compile(self):
+        for name, file in programs.PROGRAMS.items():
+            with self.subTest(name):
+                compile(getattr(programs, name), f"<{name}>", "exec")
+                # the whole file too: its docstring then the program, as ruff sees it
+                compile(_folder().joinpath(file).read_text(encoding="utf-8"), file, "exec")
+
+    def test_the_header_is_all_that_is_left_out(self):
+        for name, file in programs.PROGRAMS.items():
+            with self.subTest(name):
+                text = _folder().joinpath(file).read_text(encoding="utf-8")
+                sent = getattr(programs, name)
+                self.assertTrue(text.endswith(sent))
+                header = text[: len(text) - len(sent)]
+                self.assertTrue(header.startswith('"""') and header.endswith('"""\n'))
+                self.assertEqual(header.count('"""'), 2)
+
+    @unittest.skipUnless(shutil.which("sh"), "no sh")
+    def test_the_shell_program_parses(self):
+        result = subprocess.run(["sh", "-n", "-c", programs.PROBE], capture_output=True, text=True, timeout=30)
+        self.assertEqual(result.returncode, 0, result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
