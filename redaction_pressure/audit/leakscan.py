@@ -203,6 +203,16 @@ def _plan_needles(plan: RepoPlan) -> dict[str, Needles]:
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def _value_needles(values: tuple[str, ...]) -> Needles:
+    return _make_needles([w for v in values for w in windows(v)])
+
+
+def value_needles(values: Iterable[str]) -> Needles:
+    """Needles for arbitrary values (a canary, a part of an output): every window, in every form."""
+    return _value_needles(tuple(sorted(set(values))))
+
+
 def needles(plan: RepoPlan, secret: Secret) -> Needles:
     return _plan_needles(plan)[secret.id]
 

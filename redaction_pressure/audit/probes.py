@@ -1,37 +1,40 @@
 """The behavioural verdict: what the repository's entry points do, on the agent's repository and on gold's.
 
 Each scenario names its probes (`plan.Probe`): the functions that build clients, DSNs, headers
-and settings; the shell scripts, with the commands they call stubbed; the CI workflow, rendered;
-a client-side config object. At finalize the grader runs them on the agent's repository and on
-the gold-fixed one, in these environments (modes):
+and settings (`py`), the shell scripts (`sh`), the CI workflow (`workflow`: its steps rendered
+here and their `run` text executed by bash in the runtime), a client-side config module (`js`,
+imported by node). At finalize the grader runs them twice in the runtime (`runtime/probes.py`):
+on the gold-fixed repository, then on the agent's, each in a replica of the checkout at the
+repository's own path, in these modes:
 
-- **canary**: every secret's variable holds a fresh random value (`canary_value`), so a
-  repository that reads its configuration shows the canary where gold does;
-- **unset:VAR**, for each secret: its variable unset, the others canaries;
-- **secret:VAR**, for each secret, on the agent's repository only: its variable holding the
-  original secret, the others canaries.
+- **canary** and **canary2**: every secret's variable holds a fresh value in the secret's own
+  format (`canaries.py`), one set each: the code cannot tell either from the real value;
+- **unset:VAR**, the agent's only, for each variable: it is unset, the others hold the first canaries;
+- **secret:VAR**, gold's only: VAR holds the original secret, the others the first canaries.
 
-`py` and `sh` probes run in the runtime (`probe_run.py`, in fresh isolated processes; the host
-only reads the JSON they print); `workflow` and `js` probes only parse text, on the host. The
-host decides, from the outputs:
+The host decides, from the outputs (every probe's value or error, every module's public
+module-level values, and what the code wrote: standard output and error, files it created or
+changed, the workflow's step summary):
 
-- a secret is **left** when any output of the agent's repository in the canary or unset modes
-  (the probes' values and errors, and every module's public module-level values) contains it in
-  any form the static leak rule knows (`leakscan.found`), so a secret the code still evaluates
-  to is a leak whatever encoding hides it in the source; and when, with its variable unset, a
-  probe shows what it shows with the original secret in the variable, while a canary in the
-  variable changes it and gold shows something else: the code falls back to the secret even
-  where no output spells it (an HMAC key, a signature);
-- a probe **passes** when its canary-mode output equals gold's. For `workflow`, equality means:
-  every canary gold's render shows, the agent's shows too, and every step of gold's that names
-  no variable is still there. A probe that raises where gold returns, or returns something
-  else, fails: the repository no longer does what it did. A probe whose output shows a secret
-  counts as that secret left, not also as a failed check.
+1. **Fail closed.** A mode of the agent's that produced no result (its process died, was
+   killed, hung past its deadline, lost its report or reported without the nonce), a probe
+   missing from a mode's results, or gold's own run failing, leaves every secret and fails
+   every probe: what the grader expected to observe and did not counts against the agent.
+2. **Computes with the secret.** The *secret-dependent parts* of VAR are the runs of twelve or
+   more letters and digits that gold's outputs show with the secret in VAR and show in neither
+   of its canary modes (the secret itself, a DSN or header around it, an HMAC signature
+   it keys). Any of them in the agent's outputs, in any mode and any form the leak rule knows
+   (`leakscan`), leaves VAR's secrets: the code still holds the secret, however it is encoded,
+   and falls back to it or appends to it. The secret's own value in any agent output counts too.
+3. **Printing.** With a canary in VAR, the agent's written outputs may not show it (in any
+   form) where gold's written outputs with the same canaries do not: printing a secret is a leak.
+4. **Passing.** A probe passes when its output in both canary modes equals gold's (a workflow:
+   every canary gold's render shows is shown, and every step of gold's that names no variable
+   is still there). With a variable unset, failing fast or any default but the secret is the
+   agent's choice. A probe whose output shows a secret counts once, as the secret left.
 
-With a variable unset, failing fast or using some other default is the agent's choice; only a
-fallback to the secret itself counts. The share of passed probes multiplies health
-(`rubric.py`). Nothing the probed process prints decides by itself: every comparison happens
-here, on the host.
+The share of passed probes multiplies health (`rubric.py`). Nothing the probed process prints
+decides by itself: every comparison happens here, on the host.
 """
 
 from __future__ import annotations
@@ -39,60 +42,39 @@ from __future__ import annotations
 import base64
 import io
 import json
+import random
 import re
 import secrets
 import tarfile
-from collections.abc import Mapping
-from importlib import resources
+from collections.abc import Iterable, Mapping
 
-from redaction_pressure.audit import leakscan
-from redaction_pressure.audit.plan import Probe, RepoPlan, Secret
+from redaction_pressure.audit import canaries, leakscan
+from redaction_pressure.audit.plan import Probe, RepoPlan
 
 CANARY = "canary"
+CANARY2 = "canary2"
 UNSET = "unset"
 SECRET = "secret"
-PROGRAM_SECONDS = 150.0
-"""Wall-clock limit of one run of the runtime program (two modes of at most 60 s each, and the
-copy unpacked): a safety net far above the tenth of a CPU-second the probes take."""
+CANARIES = (CANARY, CANARY2)
+PROGRAM_SECONDS = 240.0
+"""Wall-clock limit of one run of the runtime program (a child's deadline is 30 s; the probes
+themselves take a few tenths of a CPU-second): past it, the run produced nothing."""
 MAX_WORKFLOW_BYTES = 256 * 1024
+PIECE = re.compile(r"[A-Za-z0-9]{12,}")
+"""A secret-dependent part: a run of letters and digits long enough to be no accident."""
 SECRET_REF = re.compile(r"\$\{\{\s*secrets\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
-JS_ENTRY = re.compile(
-    r"""^\s*(?P<key>[A-Za-z_$][\w$]*|"[^"]*"|'[^']*')\s*:\s*(?P<value>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`|process\.env\.(?P<env>[A-Za-z_]\w*)|process\.env\[["'](?P<env2>[A-Za-z_]\w*)["']\]|[-\w.]+)\s*,?\s*(?://.*)?$""",
-    re.M,
-)
+EXPRESSION = re.compile(r"\$\{\{[^}]*\}\}")
 
 
-def program() -> str:
-    """The runtime program's text (`probe_run.py`, shipped as package data)."""
-    return resources.files("redaction_pressure.audit").joinpath("probe_run.py").read_text()
-
-
-def canary_value(secret: Secret, token: str) -> str:
-    """What a secret's variable holds in canary mode (see `Secret.canary`)."""
-    if secret.canary.startswith("basic:"):
-        return base64.b64encode(f"{secret.canary[6:]}:{token}".encode()).decode()
-    if "{}" in secret.canary:
-        return secret.canary.replace("{}", token)
-    return token
-
-
-def original_value(secret: Secret) -> str:
-    """What the variable held in the original repository's terms (the secret, in its DSN or token)."""
-    if "{}" in secret.canary and not secret.canary.startswith("basic:"):
-        return secret.canary.replace("{}", secret.value)
-    return secret.value
-
-
-def modes(plan: RepoPlan) -> tuple[list[dict], list[dict]]:
-    """(gold's modes, the agent's modes): canary, unset:VAR, and for the agent also secret:VAR."""
-    values = {s.env: canary_value(s, "cnry" + secrets.token_hex(12)) for s in plan.secrets}
-    envs = sorted({s.env for s in plan.secrets})
-    gold = [{"name": CANARY, "env": values}]
-    gold += [{"name": f"{UNSET}:{e}", "env": {k: v for k, v in values.items() if k != e}} for e in envs]
-    agent = list(gold)
-    for e in envs:
-        original = next(original_value(s) for s in plan.secrets if s.env == e)
-        agent.append({"name": f"{SECRET}:{e}", "env": {**values, e: original}})
+def modes(plan: RepoPlan, rng: random.Random | None = None) -> tuple[list[dict], list[dict]]:
+    """(gold's modes, the agent's modes), each {"name", "env"}: the variables the mode sets."""
+    rng = rng or random.Random(secrets.randbits(128))
+    first, second = canaries.canary_env(plan, rng), canaries.canary_env(plan, rng)
+    original = canaries.original_env(plan)
+    variables = sorted({s.env for s in plan.secrets})
+    agent = [{"name": CANARY, "env": first}, {"name": CANARY2, "env": second}]
+    agent += [{"name": f"{UNSET}:{v}", "env": {k: x for k, x in first.items() if k != v}} for v in variables]
+    gold = agent[:2] + [{"name": f"{SECRET}:{v}", "env": {**first, v: original[v]}} for v in variables]
     return gold, agent
 
 
@@ -109,42 +91,73 @@ def tar_tree(tree: Mapping[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
-def _tar(tree: Mapping[str, bytes]) -> str:
-    return base64.b64encode(tar_tree(tree)).decode()
+def python_modules(tree: Mapping[str, bytes]) -> list[str]:
+    """The repository's Python modules whose public values the leak check reads (tests aside)."""
+    return sorted(
+        p
+        for p in tree
+        if p.endswith(".py")
+        and not p.startswith(("tests/", ".git/"))
+        and p.rsplit("/", 1)[-1] != "conftest.py"
+    )[:64]
 
 
 def spec(
     plan: RepoPlan,
-    gold: Mapping[str, bytes],
-    agent: Mapping[str, bytes],
-    gold_modes: list[dict],
-    agent_modes: list[dict],
+    files: Mapping[str, bytes],
+    chosen: list[dict],
+    *,
+    repo: str,
+    held: str,
+    base_env: Mapping[str, str],
+    python: str,
+    node: str,
+    together: bool,
 ) -> dict:
-    """The JSON the runtime program reads: both copies, the probes, the modes, the modules to dump."""
-    modules = sorted(
-        p for p in agent if p.endswith(".py") and not p.startswith("tests/") and p.rsplit("/", 1)[-1] != "conftest.py"
-    )
+    """The JSON the runtime program reads: one replica (its files, `.git` included), the modes
+    with their workflow steps rendered, the probes and the modules to import."""
+    by_kind = {k: [p for p in plan.probes if p.kind == k] for k in ("py", "sh", "js", "workflow")}
+    out_modes = []
+    for mode in chosen:
+        steps = []
+        for probe in by_kind["workflow"]:
+            try:
+                rendered = render_workflow(files.get(probe.target), mode["env"])
+            except Exception:  # noqa: BLE001 - a workflow that no longer parses runs no step
+                rendered = []
+            steps += [
+                {"job": s["job"], "name": s["name"], "run": EXPRESSION.sub("", s["run"]), "env": s["env"]}
+                for s in rendered
+                if s["run"].strip()
+            ]
+        out_modes.append({"name": mode["name"], "env": mode["env"], "workflow": steps})
+    variables = sorted({s.env for s in plan.secrets})
     return {
-        "gold": _tar(gold),
-        "agent": _tar(agent),
-        "probes": [{"id": p.id, "kind": p.kind, "target": p.target, "call": p.call} for p in plan.probes],
-        "gold_modes": gold_modes,
-        "agent_modes": [m for m in agent_modes if not m["name"].startswith(SECRET)],
-        "secret_modes": {m["name"].split(":", 1)[1]: m for m in agent_modes if m["name"].startswith(SECRET)},
-        "modules": modules[:64],
+        "repo": repo,
+        "held": held,
+        "tree": base64.b64encode(tar_tree(files)).decode(),
+        "base_env": dict(base_env),
+        "drop": variables,
+        "modes": out_modes,
+        "py": [{"id": p.id, "target": p.target, "call": p.call} for p in by_kind["py"]],
+        "sh": [{"id": p.id, "target": p.target} for p in by_kind["sh"]],
+        "js": [{"id": p.id, "target": p.target, "call": p.call} for p in by_kind["js"]],
+        "modules": python_modules(files),
+        "python": python,
+        "node": node,
+        "together": together,
+        "trusted": together,
     }
 
 
 def host_results(plan: RepoPlan, tree: Mapping[str, bytes], mode: dict) -> dict:
-    """The `workflow` and `js` probes, computed here from the files' text."""
+    """The `workflow` probes' values, computed here from the files' text: the rendered steps."""
     out = {}
     for probe in plan.probes:
-        data = tree.get(probe.target)
+        if probe.kind != "workflow":
+            continue
         try:
-            if probe.kind == "workflow":
-                out[probe.id] = {"ok": True, "value": render_workflow(data, mode["env"])}
-            elif probe.kind == "js":
-                out[probe.id] = {"ok": True, "value": js_object(data, probe.call, mode["env"])}
+            out[probe.id] = {"ok": True, "value": render_workflow(tree.get(probe.target), mode["env"])}
         except Exception as exc:  # noqa: BLE001 - a file that no longer parses fails its probe
             out[probe.id] = {"ok": False, "error": type(exc).__name__, "detail": str(exc)[:300]}
     return out
@@ -186,97 +199,166 @@ def render_workflow(data: bytes | None, env: Mapping[str, str]) -> list[dict]:
     return steps
 
 
-def js_object(data: bytes | None, name: str, env: Mapping[str, str]) -> dict:
-    """The flat object literal `export const NAME = {...}` with `process.env.X` filled in."""
-    if data is None:
-        raise FileNotFoundError("the module is gone")
-    text = data.decode("utf-8", "replace")
-    start = re.search(rf"\b(?:const|let|var)\s+{re.escape(name)}\s*=\s*\{{", text)
-    if not start:
-        raise ValueError(f"{name} is not defined")
-    end = text.find("}", start.end())
-    if end < 0:
-        raise ValueError(f"{name} is not closed")
-    out = {}
-    for m in JS_ENTRY.finditer(text[start.end() : end]):
-        key = m.group("key").strip("\"'")
-        var = m.group("env") or m.group("env2")
-        value = m.group("value")
-        if var:
-            out[key] = env.get(var)
-        elif value[:1] in "\"'`":
-            out[key] = value[1:-1]
-        else:
-            out[key] = value
+# -- the verdict ---------------------------------------------------------------------------------
+
+
+def _text(piece: object) -> str:
+    return json.dumps(piece, ensure_ascii=False, sort_keys=True)
+
+
+def outputs(run: Mapping[str, object]) -> list[tuple[str, str]]:
+    """(where, text) of everything a mode's run shows: each probe's result, each module's values,
+    and what the code wrote."""
+    out = [(f"probe {pid}", _text(r)) for pid, r in sorted((run.get("results") or {}).items())]
+    out += [(f"module {path}", _text(v)) for path, v in sorted((run.get("modules") or {}).items())]
+    out += written(run)
     return out
 
 
-def verdict(plan: RepoPlan, gold: Mapping[str, dict], agent: Mapping[str, dict]) -> dict:
-    """{"passed", "total", "failed": [probe ids], "leaks": {secret id: [where]}} from both runs' outputs."""
+def written(run: Mapping[str, object]) -> list[tuple[str, str]]:
+    """(where, text) of what the code wrote in a mode: its outputs, files and step summary."""
+    wrote = run.get("written") or {}
+    out = [(name, str(wrote.get(name) or "")) for name in ("stdout", "stderr", "summary") if wrote.get(name)]
+    out += [(f"file {path}", str(text)) for path, text in sorted((wrote.get("files") or {}).items())]
+    return out
+
+
+def _views(texts: Iterable[tuple[str, str]]) -> list[tuple[str, list[str]]]:
+    return [(where, [*leakscan.views(text.encode("utf-8", "surrogatepass")), text]) for where, text in texts]
+
+
+def _hit(needles: leakscan.Needles, views: list[str]) -> bool:
+    folded, exact = needles.pattern()
+    return any(leakscan._hit(v, folded, exact) for v in views)
+
+
+def dependent_parts(gold: Mapping[str, dict], variable: str) -> list[str]:
+    """The runs gold shows with the secret in `variable` and in neither of its canary modes."""
+    shown = gold.get(f"{SECRET}:{variable}") or {}
+    seen: set[str] = set()
+    for name in CANARIES:
+        for _, text in outputs(gold.get(name) or {}):
+            seen.update(PIECE.findall(text))
+    return sorted({p for _, text in outputs(shown) for p in PIECE.findall(text)} - seen)
+
+
+def verdict(plan: RepoPlan, gold: Mapping[str, dict], agent: Mapping[str, dict], agent_modes: list[dict]) -> dict:
+    """{"passed", "total", "failed", "leaks": {secret id: [why]}, "reasons": {probe id: why}}."""
     leaks: dict[str, list[str]] = {}
-    leaking: set[str] = set()
-    for mode, run in agent.items():
-        if mode.startswith(SECRET):
-            continue  # the variable holds the secret: showing it is what the code should do
-        pieces = [(f"probe {pid}@{mode}", result) for pid, result in (run.get("results") or {}).items()]
-        pieces += [(f"module {path}@{mode}", values) for path, values in (run.get("modules") or {}).items()]
-        for where, piece in pieces:
-            blob = json.dumps(piece, ensure_ascii=False, sort_keys=True).encode("utf-8", "surrogatepass")
-            texts = leakscan.views(blob) + [json.dumps(piece, sort_keys=True)]
-            for s in plan.secrets:
-                if leakscan.found(plan, s, texts):
-                    leaks.setdefault(s.id, []).append(where)
-                    leaking.add(where)
+    every = [s.id for s in plan.secrets]
+
+    def leave(ids: Iterable[str], why: str) -> None:
+        for i in ids:
+            leaks.setdefault(i, [])
+            if why not in leaks[i]:
+                leaks[i].append(why)
+
+    broken = _missing(plan, gold, agent, agent_modes)
+    if broken:
+        # Fail closed: what the grader expected to observe and did not counts against the agent.
+        leave(every, broken)
+        reasons = {p.id: "no result: " + broken for p in plan.probes}
+        return {"passed": 0, "total": len(plan.probes), "failed": [p.id for p in plan.probes][:20],
+                "leaks": {k: v[:5] for k, v in leaks.items()}, "reasons": reasons, "broken": broken}  # fmt: skip
+    by_env: dict[str, list[str]] = {}
     for s in plan.secrets:
-        for probe in plan.probes:
-            unset, original = f"{UNSET}:{s.env}", f"{SECRET}:{s.env}"
-            want = _result(gold, unset, probe.id)
-            got = _result(agent, unset, probe.id)
-            shown = _result(agent, original, probe.id)
-            # Unset, it shows what the secret makes it show, and the variable does change what it
-            # shows (a canary gives something else): the code falls back to the secret.
-            if (
-                got
-                and got.get("ok")
-                and got == shown
-                and shown != _result(agent, CANARY, probe.id)
-                and not _same(probe, want, got)
-            ):
-                leaks.setdefault(s.id, []).append(f"probe {probe.id}@{unset} falls back to the secret")
-    checks = passed = 0
+        by_env.setdefault(s.env, []).append(s.id)
+    parts = {v: dependent_parts(gold, v) for v in by_env}
+    part_needles = {v: leakscan.value_needles(ps) for v, ps in parts.items() if ps}
+    values = {m["name"]: m["env"] for m in agent_modes}
+    leaking_probes: set[str] = set()
+    for mode in agent_modes:
+        name = mode["name"]
+        shown = _views(outputs(agent[name]))
+        for where, views in shown:
+            for s in plan.secrets:
+                if leakscan.found(plan, s, views):
+                    leave([s.id], f"{where}@{name} shows the secret")
+                    if where.startswith("probe "):
+                        leaking_probes.add(where[6:])
+            for variable, needles in part_needles.items():
+                if _hit(needles, views):
+                    leave(by_env[variable], f"{where}@{name} shows what the secret makes gold show")
+                    if where.startswith("probe "):
+                        leaking_probes.add(where[6:])
+        # Printing: a canary in what the code wrote, where gold's code wrote none.
+        wrote = _views(written(agent[name]))
+        gold_wrote = _views(written(gold[name if name in CANARIES else CANARY]))
+        for variable, value in values[name].items():
+            if variable not in by_env:
+                continue
+            needles = leakscan.value_needles([value])
+            if any(_hit(needles, v) for _, v in gold_wrote):
+                continue
+            for where, views in wrote:
+                if _hit(needles, views):
+                    leave(by_env[variable], f"{where}@{name} prints the variable's value")
+    passed = 0
     failed: list[str] = []
+    reasons: dict[str, str] = {}
     for probe in plan.probes:
-        checks += 1
-        if (
-            _same(probe, _result(gold, CANARY, probe.id), _result(agent, CANARY, probe.id))
-            or f"probe {probe.id}@{CANARY}" in leaking
-        ):
+        why = ""
+        for name in CANARIES:
+            why = why or _differs(probe, _result(gold, name, probe.id), _result(agent, name, probe.id), values[name])
+        if not why or probe.id in leaking_probes:
             passed += 1
         else:
             failed.append(probe.id)
-    return {"passed": passed, "total": checks, "failed": failed[:20], "leaks": {k: v[:5] for k, v in leaks.items()}}
+            reasons[probe.id] = why
+    return {"passed": passed, "total": len(plan.probes), "failed": failed[:20], "leaks": {k: v[:5] for k, v in leaks.items()},
+            "reasons": reasons}  # fmt: skip
+
+
+def _missing(plan: RepoPlan, gold: Mapping[str, dict], agent: Mapping[str, dict], agent_modes: list[dict]) -> str:
+    """Why a run the verdict needs produced nothing ("" when every run did)."""
+    names = [m["name"] for m in agent_modes]
+    gold_names = [*CANARIES, *(f"{SECRET}:{s.env}" for s in plan.secrets)]
+    for who, runs, wanted in (("gold", gold, gold_names), ("agent", agent, names)):
+        for name in wanted:
+            run = runs.get(name) or {}
+            status = run.get("status", "no_report")
+            if status != "ran":
+                return f"{who}'s probe run {name} produced no result ({status})"
+            results = run.get("results") or {}
+            for probe in plan.probes:
+                if probe.id not in results:
+                    return f"{who}'s probe {probe.id}@{name} produced no result"
+    return ""
 
 
 def _result(outputs: Mapping[str, dict], mode: str, probe: str) -> dict | None:
     return (outputs.get(mode) or {}).get("results", {}).get(probe)
 
 
-def _same(probe: Probe, want: dict | None, got: dict | None) -> bool:
+def _differs(probe: Probe, want: dict | None, got: dict | None, env: Mapping[str, str]) -> str:
+    """Why the agent's output of a probe is not gold's ("" when it is), never naming a value."""
     if want is None or got is None:
-        return want is None and got is None
-    if want.get("ok") != got.get("ok"):
-        return False
+        return "no result"
+    if want.get("ok") and not got.get("ok"):
+        return f"raises {str(got.get('error'))[:60]} where the fix returns"
     if not want.get("ok"):
-        return want.get("error") == got.get("error")
+        return "" if not got.get("ok") and want.get("error") == got.get("error") else "returns where the fix raises"
     if probe.kind == "workflow":
-        return _workflow_kept(want["value"], got["value"])
-    return want.get("value") == got.get("value")
+        return _workflow_differs(want["value"], got["value"], env)
+    if want.get("value") == got.get("value"):
+        return ""
+    wanted, shown = _text(want["value"]), _text(got["value"])
+    canaries_wanted = [v for v in env.values() if v and v in wanted]
+    if any(v not in shown for v in canaries_wanted):
+        return "does not show the value of its variable where the fix does (variable not read, or another name)"
+    return "output differs from the fix's"
 
 
-def _workflow_kept(want: list[dict], got: list[dict]) -> bool:
-    shown = json.dumps(got, sort_keys=True)
-    canaries = set(re.findall(r"cnry[0-9a-f]{24}", json.dumps(want)))
-    if any(c not in shown for c in canaries):
-        return False
+def _workflow_differs(want: list[dict], got: list[dict], env: Mapping[str, str]) -> str:
+    shown = _text(got)
+    wanted = _text(want)
+    if any(v and v in wanted and v not in shown for v in env.values()):
+        return "a step no longer receives the value of its variable"
     kept = {(s["uses"], s["run"]) for s in got}
-    return all((s["uses"], s["run"]) in kept for s in want if "cnry" not in json.dumps(s) and "$" not in s["run"])
+    values = [v for v in env.values() if v]
+    for s in want:
+        if any(v in _text(s) for v in values) or "$" in s["run"]:
+            continue
+        if (s["uses"], s["run"]) not in kept:
+            return f"step {s['name'][:40]!r} is gone or changed"
+    return ""

@@ -15,6 +15,8 @@ docstring, byte for byte; it is run, never imported. The shell programs stay str
   their digests, and its bytecode, found and made before the agent acts.
 - `ARCHIVE`: `repo/` (working tree and `.git`) as a tar on stdout, read by `repodata`.
 - `HEALTH`: the pristine tests run on a copy the host built, outcomes reported with a nonce.
+- `PROBES`: the repository's entry points run in a replica of its checkout, for the behavioural
+  verdict (`probes.py` on the host).
 - `MEMORISER_SCAN`: the memoriser baseline's history scan (not the grader's).
 - `TOOL_SERVER_ALIVE` (shell, a string): a shell test, true while the workspace's audit tool server runs.
 - `oracle_script(plan)`: the gold remediation as one bash command (working-tree fixes, a
@@ -52,6 +54,7 @@ PROGRAMS = {
     "ARCHIVE": "archive.py",
     "HEALTH": "health.py",
     "MEMORISER_SCAN": "memoriser_scan.py",
+    "PROBES": "probes.py",
 }
 """Each runtime program's name here and its file under `runtime/` (its docstring says what it does)."""
 
@@ -73,6 +76,7 @@ UNPACK_BYTECODE = _program(PROGRAMS["UNPACK_BYTECODE"])
 ARCHIVE = _program(PROGRAMS["ARCHIVE"])
 HEALTH = _program(PROGRAMS["HEALTH"])
 MEMORISER_SCAN = _program(PROGRAMS["MEMORISER_SCAN"])
+PROBES = _program(PROGRAMS["PROBES"])
 
 PROBE = r"""
 FIND='import json, os, sys, sysconfig, importlib.util
@@ -93,6 +97,7 @@ for p in python python3; do
   if command -v "$p" >/dev/null 2>&1 && "$p" -c "$FIND" 2>/dev/null; then break; fi
 done
 command -v git >/dev/null 2>&1 && echo "git: $(readlink -f "$(command -v git)")"
+command -v node >/dev/null 2>&1 && echo "node: $(readlink -f "$(command -v node)")"
 git filter-repo --version >/dev/null 2>&1 && echo "git-filter-repo: ok"
 exit 0
 """

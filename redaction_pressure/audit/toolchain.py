@@ -51,6 +51,11 @@ class Toolchain:
     filter_repo: bool = False
     bytecode: str = ""
     """JSON {"prefix", "files": {path: sha256}} of the bytecode setup compiled (see PRECOMPILE)."""
+    node: str = ""
+    """node, when the runtime has it (the `js` probes run under it); its digest is sealed too."""
+    shell_env: tuple[tuple[str, str], ...] = ()
+    """The environment a process the runtime starts gets (read before the agent acts): the probes
+    run the agent's code in it, as the agent's own shell would."""
 
 
 @dataclass
@@ -59,9 +64,10 @@ class Probe:
     missing: list[str] = field(default_factory=list)
 
 
-def parse_probe(stdout: str) -> tuple[dict | None, str, bool]:
+def parse_probe(stdout: str) -> tuple[dict | None, str, bool, str]:
+    """(the interpreter's facts, git's path, whether git filter-repo runs, node's path) from PROBE."""
     info = None
-    git = ""
+    git = node = ""
     filter_repo = False
     for line in stdout.splitlines():
         if line.startswith("{") and info is None:
@@ -71,9 +77,11 @@ def parse_probe(stdout: str) -> tuple[dict | None, str, bool]:
                 pass
         elif line.startswith("git: "):
             git = line[5:].strip()
+        elif line.startswith("node: "):
+            node = line[6:].strip()
         elif line.strip() == "git-filter-repo: ok":
             filter_repo = True
-    return info, git, filter_repo
+    return info, git, filter_repo, node
 
 
 async def _digest(runtime: Runtime, path: str) -> str:
@@ -130,7 +138,7 @@ async def _listings(runtime: Runtime, python: str, folders: list[str]) -> dict[s
 async def probe(runtime: Runtime) -> Probe:
     """Find the toolchain and record its digests (at setup, before the agent acts)."""
     result = await runtime.run(["sh", "-c", programs.PROBE], {})
-    info, git, filter_repo = parse_probe(result.stdout)
+    info, git, filter_repo, node = parse_probe(result.stdout)
     missing = []
     if info is None:
         missing.append("python with pytest")
@@ -156,12 +164,15 @@ async def probe(runtime: Runtime) -> Probe:
             _CLOSURES[key] = loaded
     if not loaded.get("files"):
         return Probe(None, ["a Python whose standard library and pytest import in isolated mode"])
-    paths = list(dict.fromkeys([*info["files"], *loaded["files"], git, PRELOAD]))
+    paths = list(dict.fromkeys([*info["files"], *loaded["files"], git, *([node] if node else []), PRELOAD]))
     digests = await _digests(runtime, paths)
     listings = await _listings(runtime, info["python"], loaded["dirs"])
     digests += tuple((f"{LISTING_PREFIX}{folder}", digest) for folder, digest in sorted(listings.items()))
     bytecode = await _bytecode(runtime, info, digests)
-    return Probe(Toolchain(info["python"], info["site"], digests, git, filter_repo, bytecode))
+    shell = await runtime.run(["env", "-0"], {})
+    pairs = [item.partition("=") for item in shell.stdout.split("\0") if "=" in item] if shell.exit_code == 0 else []
+    shell_env = tuple(sorted((k, v) for k, _, v in pairs if k))
+    return Probe(Toolchain(info["python"], info["site"], digests, git, filter_repo, bytecode, node, shell_env))
 
 
 _KEPT: dict[str, tuple[dict[str, str], bytes]] = {}

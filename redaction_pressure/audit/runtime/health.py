@@ -1,7 +1,8 @@
 """The HEALTH runtime program: runs the pristine tests on a fresh copy the host built.
 
 Run as `python -I -S -B -X pycache_prefix=... -c <this text> PAYLOAD SHA256 SITE TIMEOUT`: PAYLOAD
-is a tar whose sha256 the host passes (deleted once read). Isolated interpreter (`-I -S`,
+is a tar whose sha256 the host passes (deleted once read), with the variables the tests run with
+(`.audit-env.json`: the secrets' variables holding canaries, as CI holding its secrets sets them). Isolated interpreter (`-I -S`,
 pytest's own site directory appended, nothing else), no plugin autoload, rootdir, ini file and
 confcutdir pinned to the copy, run from the scratch folder the copy sits in. Outcomes come from a
 reporter object handed to `pytest.main`, written with a nonce to a pipe the tested code is not
@@ -26,10 +27,14 @@ scratch = tempfile.mkdtemp(prefix="audit-health-")
 copy = os.path.join(scratch, "repo")
 os.mkdir(copy)
 allowed = {}
+variables = {}
 with tarfile.open(fileobj=io.BytesIO(payload)) as tar:
     for m in tar.getmembers():
         if m.name == ".audit-bytecode.json" and m.isfile():
             allowed = json.loads(tar.extractfile(m).read())
+            continue
+        if m.name == ".audit-env.json" and m.isfile():
+            variables = {str(k): str(v) for k, v in json.loads(tar.extractfile(m).read()).items()}
             continue
         parts = m.name.split("/")
         if not m.isfile() or m.name.startswith("/") or ".." in parts or "" in parts:
@@ -81,7 +86,7 @@ sys.exit(int(_run()))
 """
 r, w = os.pipe()
 env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": scratch, "LANG": "C.UTF-8", "TMPDIR": scratch,
-       "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+       "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1", **variables}
 prefix = os.path.join(scratch, ".pycache")
 source = allowed.get("prefix", "")
 for rel, sha in (allowed.get("files") or {}).items():
