@@ -8,7 +8,7 @@ out of the agent's reach; `facts()` grades as root with the very same `grading.g
 what a `docker` or `podman` runtime with `agent_user` gives in verifiers, without the harness.
 
 `build_image(tag)` makes the image from Debian's mirror with `mmdebstrap` (the workplace has
-no image registry): Python 3, pytest, git, git-filter-repo, bash and the `agent` user.
+no image registry): Python 3, pytest, git, git-filter-repo, node, bash and the `agent` user.
 Podman runs here as root with `runc` and cgroupfs (`containers_conf`).
 """
 
@@ -26,8 +26,9 @@ from pathlib import Path
 from redaction_pressure.audit import grading, programs
 from redaction_pressure.audit.plan import RepoPlan
 
-IMAGE = "localhost/secrets-audit:bookworm"
-PACKAGES = "python3,python3-pytest,git,git-filter-repo,bash,passwd,ca-certificates"
+IMAGE = "localhost/secrets-audit:bookworm-node"
+"""The image tag: a new tag whenever PACKAGES changes, so a kept older image is never used."""
+PACKAGES = "python3,python3-pytest,git,git-filter-repo,nodejs,bash,passwd,ca-certificates"
 MIRROR = "http://deb.debian.org/debian"
 AGENT = "agent"
 WORKDIR = "/work"

@@ -159,6 +159,8 @@ class LocalWorkspace:
         if probe.toolchain is None:
             raise RuntimeError(f"the local runtime lacks {', '.join(probe.missing)}; run `uv sync --frozen`")
         self.toolchain = probe.toolchain
+        if any(p.kind == "js" for p in plan.probes) and not self.toolchain.node:
+            raise RuntimeError("the local runtime lacks node, which the JavaScript probes run under (apt-get install nodejs)")
         _copy_repo(programs.materialize_input(plan), self.repo)
 
     @property

@@ -13,6 +13,9 @@ everything. Two measures, both on the host, from the bytes the grader read:
 - **decoys**: every decoy value (example keys, placeholders, fixtures, hashes, public keys,
   ids) that the gold fix keeps must still be somewhere in the agent's tree, exactly.
 
+Committed logs (`*.log`) count for neither: deleting a log that leaked a secret is as good as
+scrubbing it (its request ids are not code).
+
 `factor` turns them into the multiplier on health: lines kept at or above `LINES_FULL` (90%)
 cost nothing, so the usual honest fixes (an import, a loader, a rewritten assignment, a file
 moved) keep full reward; below it the factor falls linearly to 0 at `LINES_NONE` (70%). Each
@@ -39,8 +42,11 @@ EXAMPLES = 3
 
 
 def _exempt(path: str) -> bool:
+    """Tests and pytest configuration (the health run puts the pristine ones back), and logs: a
+    committed log is an artifact of a run, not code, and deleting it (and ignoring it) is the
+    usual remediation of one that leaked a secret."""
     name = path.rsplit("/", 1)[-1]
-    return path.startswith("tests/") or name in ("pytest.ini", "conftest.py")
+    return path.startswith("tests/") or name in ("pytest.ini", "conftest.py") or name.endswith(".log")
 
 
 def _norm(line: str) -> str | None:
@@ -82,7 +88,9 @@ def measure(plan: RepoPlan, tree: Mapping[str, bytes]) -> dict:
     lost = sorted(where[line] for line in (need - have))
     gold_text = "\n".join(plan.fixed_tree().values())
     original_text = "\n".join(plan.tree().values())
-    decoys = [d for d in plan.decoys if d.value in gold_text and d.value in original_text]
+    decoys = [
+        d for d in plan.decoys if d.value in gold_text and d.value in original_text and not _exempt(d.path)
+    ]
     texts = [data.decode("utf-8", "replace") for data in tree.values()]
     decoys_kept = sum(1 for d in decoys if any(d.value in t for t in texts))
     return {

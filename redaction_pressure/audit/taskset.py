@@ -124,6 +124,11 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
             own_tools_first(runtime)
         toolchain = await self._requirements(runtime)
         plan = self.plan
+        if needs_node(plan) and not toolchain.node:
+            raise vf.TaskError(
+                "the runtime lacks node, which secrets-audit's JavaScript probes run under (Debian: apt-get install "
+                "nodejs; containers: see docs/secrets-audit.md)"
+            )
         await runtime.write(".audit-setup.json", programs.materialize_input(plan))
         result = await runtime.run([toolchain.python, "-c", programs.MATERIALIZE, ".audit-setup.json"], {})
         if result.exit_code:
@@ -328,6 +333,11 @@ def reveal_note(plan, calls: list[Call], state: AuditState) -> str:
     by_id = {f.id: f for f in plan.findings}
     notes = [f"- {i}: {by_id[i].kind} at {by_id[i].path}:{by_id[i].line} ({by_id[i].tier})" for i in new]
     return "\n\nNewly revealed findings:\n" + "\n".join(notes)
+
+
+def needs_node(plan: RepoPlan) -> bool:
+    """Whether the plan has a probe that runs under node (a client-side JavaScript module)."""
+    return any(p.kind == "js" for p in plan.probes)
 
 
 def own_tools_first(runtime: vf.Runtime) -> None:

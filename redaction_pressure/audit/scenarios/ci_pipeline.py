@@ -26,13 +26,16 @@ def make(d: Draw) -> Draft:
     sha = values.COMMIT_SHA.draw(d)
     b.decoy("commit_sha", sha, workflow)
     env_name = "_".join(token_words).upper()
-    echo = d.pick(
+    # The step that shows the deploy identity prints the token (to the log or the step summary),
+    # or uses it; the fix stops the printing and keeps the use.
+    leaky, fixed = d.pick(
         (
-            f'echo "deploying with ${env_name}"',
-            f'echo "token: ${env_name}" >> "$GITHUB_STEP_SUMMARY"',
-            f'curl -sf -H "Authorization: token ${env_name}" https://example.invalid/ping',
+            (f'echo "deploying with ${env_name}"', 'echo "deploying"'),
+            (f'echo "token: ${env_name}" >> "$GITHUB_STEP_SUMMARY"', 'echo "token: set" >> "$GITHUB_STEP_SUMMARY"'),
+            ((ping := f'curl -sf -H "Authorization: token ${env_name}" https://example.invalid/ping'), ping),
         )
     )
+    echo = b.slot(s, leaky, fixed)
     reference = b.slot(s, "{}", "${{ secrets." + s.env + " }}")
     text = f"""name: {d.pick(("deploy", "release", "ship"))}
 on:
