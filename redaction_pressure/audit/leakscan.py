@@ -134,6 +134,7 @@ class Needles:
         return _compile(self.folded), _compile(self.exact)
 
 
+@functools.lru_cache(maxsize=4096)
 def _compile(items: tuple[str, ...]) -> re.Pattern[str] | None:
     if not items:
         return None
@@ -206,6 +207,16 @@ def _plan_needles(plan: RepoPlan) -> dict[str, Needles]:
 @functools.lru_cache(maxsize=256)
 def _value_needles(values: tuple[str, ...]) -> Needles:
     return _make_needles([w for v in values for w in windows(v)])
+
+
+@functools.lru_cache(maxsize=256)
+def _window_needles(ws: tuple[str, ...]) -> Needles:
+    return _make_needles(ws)
+
+
+def window_set_needles(ws: Iterable[str]) -> Needles:
+    """Needles for the given windows themselves, in every form."""
+    return _window_needles(tuple(sorted(set(ws))))
 
 
 def value_needles(values: Iterable[str]) -> Needles:

@@ -160,8 +160,12 @@ class LocalWorkspace:
             raise RuntimeError(f"the local runtime lacks {', '.join(probe.missing)}; run `uv sync --frozen`")
         self.toolchain = probe.toolchain
         if any(p.kind == "js" for p in plan.probes) and not self.toolchain.node:
-            raise RuntimeError("the local runtime lacks node, which the JavaScript probes run under (apt-get install nodejs)")
+            raise RuntimeError(
+                "the local runtime lacks node, which the JavaScript probes run under (apt-get install nodejs)"
+            )
         _copy_repo(programs.materialize_input(plan), self.repo)
+        # Gold's probe runs, made before the agent acts: the first grade uses them, a later one makes its own.
+        self.gold = asyncio.run(grading.prepare_gold(self.runtime, plan, self.toolchain))
 
     @property
     def repo(self) -> Path:
@@ -171,7 +175,8 @@ class LocalWorkspace:
         return subprocess.run(["bash", "-c", command], cwd=self.root, capture_output=True, text=True, timeout=timeout)
 
     def collect(self, steps: int = 0) -> Collected:
-        return Collected(asyncio.run(grading.grade(self.runtime, self.plan, self.toolchain, steps)))
+        gold, self.gold = self.gold, None
+        return Collected(asyncio.run(grading.grade(self.runtime, self.plan, self.toolchain, steps, gold=gold)))
 
     def facts(self, steps: int = 0, revealed: list[str] | None = None) -> dict:
         facts = self.collect(steps).facts

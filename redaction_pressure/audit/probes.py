@@ -9,7 +9,8 @@ repository's own path, in these modes:
 
 - **canary** and **canary2**: every secret's variable holds a fresh value in the secret's own
   format (`canaries.py`), one set each: the code cannot tell either from the real value;
-- **unset:VAR**, the agent's only, for each variable: it is unset, the others hold the first canaries;
+- **unset** (every variable unset, as in a fresh clone) and **unset:VAR** for each variable (it is
+  unset, the others hold the first canaries), the agent's only;
 - **secret:VAR**, gold's only: VAR holds the original secret, the others the first canaries.
 
 The host decides, from the outputs (every probe's value or error, every module's public
@@ -73,6 +74,8 @@ def modes(plan: RepoPlan, rng: random.Random | None = None) -> tuple[list[dict],
     original = canaries.original_env(plan)
     variables = sorted({s.env for s in plan.secrets})
     agent = [{"name": CANARY, "env": first}, {"name": CANARY2, "env": second}]
+    if len(variables) > 1:
+        agent.append({"name": UNSET, "env": {}})  # a fresh clone: nothing set
     agent += [{"name": f"{UNSET}:{v}", "env": {k: x for k, x in first.items() if k != v}} for v in variables]
     gold = agent[:2] + [{"name": f"{SECRET}:{v}", "env": {**first, v: original[v]}} for v in variables]
     return gold, agent
@@ -96,9 +99,7 @@ def python_modules(tree: Mapping[str, bytes]) -> list[str]:
     return sorted(
         p
         for p in tree
-        if p.endswith(".py")
-        and not p.startswith(("tests/", ".git/"))
-        and p.rsplit("/", 1)[-1] != "conftest.py"
+        if p.endswith(".py") and not p.startswith(("tests/", ".git/")) and p.rsplit("/", 1)[-1] != "conftest.py"
     )[:64]
 
 
@@ -130,7 +131,13 @@ def spec(
                 for s in rendered
                 if s["run"].strip()
             ]
-        out_modes.append({"name": mode["name"], "env": mode["env"], "workflow": steps})
+        entry = {"name": mode["name"], "env": mode["env"], "workflow": steps}
+        if together and mode["name"].startswith(f"{SECRET}:"):
+            # Gold's own scripts read their variables by name and source nothing: one that does
+            # not name the mode's variable shows what it shows in canary mode (`fill_gold`).
+            variable = mode["name"].split(":", 1)[1]
+            entry["sh_only"] = [p.id for p in by_kind["sh"] if variable.encode() in files.get(p.target, b"")]
+        out_modes.append(entry)
     variables = sorted({s.env for s in plan.secrets})
     return {
         "repo": repo,
@@ -148,6 +155,16 @@ def spec(
         "together": together,
         "trusted": together,
     }
+
+
+def fill_gold(plan: RepoPlan, runs: dict) -> None:
+    """Gold's secret modes: the results of the scripts they skipped (`spec`), as in canary mode."""
+    first = (runs.get(CANARY) or {}).get("results") or {}
+    for name, run in runs.items():
+        if name.startswith(f"{SECRET}:") and run.get("status") == "ran":
+            for probe in plan.probes:
+                if probe.kind == "sh" and probe.id not in run.setdefault("results", {}) and probe.id in first:
+                    run["results"][probe.id] = first[probe.id]
 
 
 def host_results(plan: RepoPlan, tree: Mapping[str, bytes], mode: dict) -> dict:
@@ -233,13 +250,14 @@ def _hit(needles: leakscan.Needles, views: list[str]) -> bool:
 
 
 def dependent_parts(gold: Mapping[str, dict], variable: str) -> list[str]:
-    """The runs gold shows with the secret in `variable` and in neither of its canary modes."""
+    """The windows (`leakscan.WINDOW` characters) of the runs gold shows with the secret in
+    `variable` that none of its canary modes shows: what the secret itself makes the code show
+    (a key's fixed ASN.1 header, a DSN's host or a constant part of a header is no such window)."""
     shown = gold.get(f"{SECRET}:{variable}") or {}
-    seen: set[str] = set()
-    for name in CANARIES:
-        for _, text in outputs(gold.get(name) or {}):
-            seen.update(PIECE.findall(text))
-    return sorted({p for _, text in outputs(shown) for p in PIECE.findall(text)} - seen)
+    canary_texts = [text for name in CANARIES for _, text in outputs(gold.get(name) or {})]
+    seen = {p for text in canary_texts for p in PIECE.findall(text)}
+    found = {p for _, text in outputs(shown) for p in PIECE.findall(text)} - seen
+    return sorted({w for p in found for w in leakscan.windows(p) if not any(w in t for t in canary_texts)})
 
 
 def verdict(plan: RepoPlan, gold: Mapping[str, dict], agent: Mapping[str, dict], agent_modes: list[dict]) -> dict:
@@ -264,7 +282,7 @@ def verdict(plan: RepoPlan, gold: Mapping[str, dict], agent: Mapping[str, dict],
     for s in plan.secrets:
         by_env.setdefault(s.env, []).append(s.id)
     parts = {v: dependent_parts(gold, v) for v in by_env}
-    part_needles = {v: leakscan.value_needles(ps) for v, ps in parts.items() if ps}
+    part_needles = {v: leakscan.window_set_needles(ps) for v, ps in parts.items() if ps}
     values = {m["name"]: m["env"] for m in agent_modes}
     leaking_probes: set[str] = set()
     for mode in agent_modes:

@@ -89,6 +89,7 @@ class SecretsAuditTaskConfig(vf.TaskConfig):
 class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskConfig]):
     _plan: RepoPlan | None = None
     _toolchains: dict[str, grading.Toolchain] | None = None
+    _golds: dict[str, grading.Gold | None] | None = None
     _runtimes: dict[str, vf.Runtime] | None = None
     """Each live episode's runtime by trace id, for the tool-server check before model calls."""
     """Per runtime name, what `setup` recorded: host memory, out of the agent's reach."""
@@ -154,6 +155,10 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
         if self._toolchains is None:
             self._toolchains = {}
         self._toolchains[runtime.name] = toolchain
+        if self._golds is None:
+            self._golds = {}
+        # Gold's probe runs, before the agent acts (finalize's grade compares the agent's with them).
+        self._golds[runtime.name] = await grading.prepare_gold(runtime, plan, toolchain)
         if self._runtimes is None:
             self._runtimes = {}
         self._runtimes[trace.id] = runtime
@@ -231,8 +236,9 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
     async def finalize(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         plan = self.plan
         toolchain = (self._toolchains or {}).pop(runtime.name, None)
+        gold = (self._golds or {}).pop(runtime.name, None)
         (self._runtimes or {}).pop(trace.id, None)
-        facts = await self._facts(runtime, toolchain, steps_taken(trace))
+        facts = await self._facts(runtime, toolchain, steps_taken(trace), gold)
         announced = getattr(trace.state, "announced", None) or []
         facts["revealed"] = sorted({f for f in announced if isinstance(f, str)} & {f.id for f in plan.findings})
         if "sealed" in trace.info:
@@ -241,13 +247,15 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
         trace.info["environment"] = identity(self.data.split)
         trace.info["task_seed"] = plan.seed
 
-    async def _facts(self, runtime: vf.Runtime, toolchain: grading.Toolchain | None, steps: int) -> dict:
+    async def _facts(
+        self, runtime: vf.Runtime, toolchain: grading.Toolchain | None, steps: int, gold: grading.Gold | None = None
+    ) -> dict:
         import asyncio
 
         plan = self.plan
         try:
             return await asyncio.wait_for(
-                grading.grade(runtime, plan, toolchain, steps, self.config.command_timeout), FINALIZE_TIMEOUT
+                grading.grade(runtime, plan, toolchain, steps, self.config.command_timeout, gold), FINALIZE_TIMEOUT
             )
         except TimeoutError:
             facts = {

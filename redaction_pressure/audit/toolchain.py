@@ -118,6 +118,9 @@ def runtime_kind(runtime: Runtime) -> str:
     return f"{type(runtime).__module__}.{type(runtime).__qualname__}:{getattr(runtime, 'image', '')}"
 
 
+ENVIRONMENT = "import os, sys; sys.stdout.write(chr(0).join(k + '=' + v for k, v in os.environ.items()))"
+"""Prints the environment a process the runtime starts gets (NUL-separated)."""
+
 LISTING_PREFIX = "listing:"
 """Marks a digest of a folder's listing (names only) among a toolchain's digests."""
 
@@ -169,7 +172,7 @@ async def probe(runtime: Runtime) -> Probe:
     listings = await _listings(runtime, info["python"], loaded["dirs"])
     digests += tuple((f"{LISTING_PREFIX}{folder}", digest) for folder, digest in sorted(listings.items()))
     bytecode = await _bytecode(runtime, info, digests)
-    shell = await runtime.run(["env", "-0"], {})
+    shell = await runtime.run([info["python"], "-I", "-S", "-c", ENVIRONMENT], {})
     pairs = [item.partition("=") for item in shell.stdout.split("\0") if "=" in item] if shell.exit_code == 0 else []
     shell_env = tuple(sorted((k, v) for k, _, v in pairs if k))
     return Probe(Toolchain(info["python"], info["site"], digests, git, filter_repo, bytecode, node, shell_env))

@@ -299,10 +299,10 @@ class TestProbesOnEveryDevTask(unittest.TestCase):
             gold = {p: t.encode() for p, t in plan.fixed_tree().items()}
             untouched = {p: t.encode() for p, t in plan.tree().items()}
             with self.subTest(task=index, scenario=plan.scenario):
-                fixed = asyncio.run(grading._probe(runtime, toolchain, "/tmp/.audit-probes", plan, gold))
-                self.assertEqual((fixed["passed"], fixed["leaks"], fixed.get("status")), (fixed["total"], {}, None))
+                fixed = asyncio.run(grading._probe(runtime, toolchain, "/tmp/.audit-probes", plan, gold, {}))
+                self.assertEqual((fixed["passed"], fixed["leaks"], fixed.get("broken")), (fixed["total"], {}, None))
                 self.assertGreater(fixed["total"], 0)
-                leaky = asyncio.run(grading._probe(runtime, toolchain, "/tmp/.audit-probes", plan, untouched))
+                leaky = asyncio.run(grading._probe(runtime, toolchain, "/tmp/.audit-probes", plan, untouched, {}))
                 static = leakscan.scan(plan, leakscan.Snapshot(untouched))
                 text = "\n".join(plan.tree().values())
                 in_tree = {s.id for s in plan.secrets if any(v in text for v in (s.value, *s.also))}
@@ -314,7 +314,7 @@ class TestRuntimeRequirements(unittest.TestCase):
         result = subprocess.run(
             ["/bin/sh", "-c", programs.PROBE], env={"PATH": path}, capture_output=True, text=True, timeout=60
         )
-        info, git, filter_repo = grading.parse_probe(result.stdout)
+        info, git, filter_repo, _node = grading.parse_probe(result.stdout)
         return [
             name
             for name, ok in (("python with pytest", info), ("git", git), ("git-filter-repo", filter_repo))

@@ -108,7 +108,7 @@ class TestRuntimeTools(unittest.TestCase):
             result = subprocess.run(
                 ["/bin/sh", "-c", programs.PROBE], env={"PATH": empty}, capture_output=True, text=True, timeout=60
             )
-        self.assertEqual(grading.parse_probe(result.stdout), (None, "", False))
+        self.assertEqual(grading.parse_probe(result.stdout), (None, "", False, ""))
 
     def test_this_environments_tools_are_found_without_its_path(self):
         """On the subprocess runtime the taskset puts this interpreter's scripts first on PATH, so its python with pytest is found."""

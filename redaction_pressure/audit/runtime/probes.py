@@ -60,7 +60,10 @@ with open(LOG, "a") as log:
 
 DRIVER = r'''import sys
 def main():
+    here = sys.path[:]
+    sys.path[:] = [p for p in sys.path if p not in ("", ".")]
     import importlib, importlib.util, json, os, re
+    sys.path[:] = here
     order = json.loads(sys.stdin.readline())
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -69,18 +72,20 @@ def main():
     address = re.compile(r" at 0x[0-9a-fA-F]+")
 
     def plain(value, depth=0):
-        if isinstance(value, (str, int, float, bool)) or value is None:
+        if isinstance(value, str):
+            return value.replace(root, "<repo>")
+        if isinstance(value, (int, float, bool)) or value is None:
             return value
         if isinstance(value, bytes):
             return {"bytes": value.decode("latin-1")}
         if depth > 6:
-            return address.sub(" at 0x?", repr(value))
+            return address.sub(" at 0x?", repr(value)).replace(root, "<repo>")
         if isinstance(value, dict):
             return {str(k): plain(v, depth + 1) for k, v in value.items()}
         if isinstance(value, (list, tuple, set, frozenset)):
             items = [plain(v, depth + 1) for v in value]
             return sorted(items, key=json.dumps) if isinstance(value, (set, frozenset)) else items
-        return address.sub(" at 0x?", repr(value))
+        return address.sub(" at 0x?", repr(value)).replace(root, "<repo>")
 
     def forget():
         for name, module in list(sys.modules.items()):
@@ -185,21 +190,16 @@ def main():
             user = person(os.lstat(held).st_uid if moved else os.getuid(), spec["base_env"])
         os.chmod(scratch, 0o711)
         tree = base64.b64decode(spec["tree"])
+        before = unpack(tree, repo, user)
         shared = None
         if spec["together"] and (spec["py"] or spec["modules"]):
             # Gold's code is the grader's own: its Python probes run in one process for all modes.
-            unpack(tree, repo, user)
-            try:
-                modes = [{"name": m["name"], "env": environment(spec, m["env"], user)} for m in spec["modes"]]
-                shared = python_child(spec, modes, environment(spec, {}, user), repo, user)
-            finally:
-                shutil.rmtree(repo, ignore_errors=True)
-        before = unpack(tree, repo, user)
+            modes = [{"name": m["name"], "env": environment(spec, m["env"], user)} for m in spec["modes"]]
+            shared = python_child(spec, modes, environment(spec, {}, user), repo, user)
+            before = fresh(repo, before, tree, user)
         for mode in spec["modes"]:
             out[mode["name"]] = run_mode(spec, mode, repo, scratch, user, shared, before)
-            if not restore(repo, before, user):
-                shutil.rmtree(repo, ignore_errors=True)
-                before = unpack(tree, repo, user)
+            before = fresh(repo, before, tree, user)
     finally:
         shutil.rmtree(repo, ignore_errors=True)
         if moved and not os.path.lexists(repo):
@@ -271,6 +271,11 @@ def write_file(target, data, mode, user):
     os.chmod(target, mode)
     if user["uid"] is not None:
         os.chown(target, user["uid"], user["gid"])
+    st = os.stat(target)
+    STAMPS[os.path.relpath(target, os.path.join(os.getcwd(), "repo"))] = (st.st_size, st.st_mtime_ns)
+
+
+STAMPS = {}
 
 
 def written_files(repo, before):
@@ -374,22 +379,26 @@ def text(data):
 
 
 def stubs(scratch, user):
-    """A fresh folder with the stubs and the log they append to (one per child)."""
-    folder = tempfile.mkdtemp(dir=scratch)
-    log = os.path.join(folder, ".calls")
-    open(log, "w").close()
-    bin_dir = os.path.join(folder, "bin")
-    os.mkdir(bin_dir)
-    for name in STUBS:
-        path = os.path.join(bin_dir, name)
-        with open(path, "w") as f:
-            f.write(f"#!{sys.executable} -IS\nLOG = {log!r}\n{STUB}")
-        os.chmod(path, 0o755)
-    os.chmod(folder, 0o755)
+    """The stubs' folder (made once per run) and the log they append to, emptied for each child."""
+    if "folder" not in STUB_FOLDER:
+        folder = tempfile.mkdtemp(dir=scratch)
+        log = os.path.join(folder, ".calls")
+        bin_dir = os.path.join(folder, "bin")
+        os.mkdir(bin_dir)
+        for name in STUBS:
+            path = os.path.join(bin_dir, name)
+            with open(path, "w") as f:
+                f.write(f"#!{sys.executable} -IS\nLOG = {log!r}\n{STUB}")
+            os.chmod(path, 0o755)
+        os.chmod(folder, 0o755)
+        STUB_FOLDER.update(folder=folder, log=log, bin=bin_dir)
+    open(STUB_FOLDER["log"], "w").close()
     if user["uid"] is not None:
-        for path in (folder, log):
-            os.chown(path, user["uid"], user["gid"])
-    return folder, bin_dir, log
+        os.chown(STUB_FOLDER["log"], user["uid"], user["gid"])
+    return STUB_FOLDER["folder"], STUB_FOLDER["bin"], STUB_FOLDER["log"]
+
+
+STUB_FOLDER = {}
 
 
 def calls(log, tmp, names):
@@ -410,12 +419,22 @@ def calls(log, tmp, names):
 
 
 def tmp_names(value, tmp, names):
+    """`value` with every path under the temporary folder `tmp` named by order of appearance
+    (`<tmp1>`, ...): a file `mktemp` made has another name in every run."""
     import re
-    for path in re.findall(re.escape(tmp) + r"[^\s'\"=:]*", value):
+    for path in re.findall(re.escape(tmp.rstrip("/") + "/") + r"[^\s'\"=:]*", value):
         names.setdefault(path, f"<tmp{len(names) + 1}>")
     for path in sorted(names, key=len, reverse=True):
         value = value.replace(path, names[path])
     return value
+
+
+def fresh(repo, before, tree, user):
+    """The replica as `unpack` made it, for the next mode: restored, or made again."""
+    if restore(repo, before, user):
+        return before
+    shutil.rmtree(repo, ignore_errors=True)
+    return unpack(tree, repo, user)
 
 
 def restore(repo, before, user):
@@ -429,6 +448,9 @@ def restore(repo, before, user):
                 rel = os.path.relpath(full, repo)
                 st = os.lstat(full)
                 if rel in before and stat.S_ISREG(st.st_mode) and st.st_mode & 0o777 == before[rel][1]:
+                    if rel.startswith(".git/") and STAMPS.get(rel) == (st.st_size, st.st_mtime_ns):
+                        kept.add(rel)  # git's files: unchanged size and time (the leak check never reads them)
+                        continue
                     with open(full, "rb") as f:
                         if f.read(len(before[rel][0]) + 1) == before[rel][0]:
                             kept.add(rel)
@@ -439,7 +461,7 @@ def restore(repo, before, user):
                 write_file(os.path.join(repo, rel), data, mode, user)
         folders = {os.path.dirname(rel) for rel in before}
         folders |= {"/".join(f.split("/")[:i]) for f in list(folders) for i in range(1, f.count("/") + 1)}
-        for top, dirs, names in os.walk(repo, topdown=False):
+        for top, _dirs, _names in os.walk(repo, topdown=False):
             rel = os.path.relpath(top, repo)
             if rel != "." and rel not in folders:
                 os.rmdir(top)
@@ -463,6 +485,8 @@ def run_mode(spec, mode, repo, scratch, user, shared, before):
             written["stdout"] += got["stdout"]
             written["stderr"] += got["stderr"]
     for probe in spec["sh"]:
+        if "sh_only" in mode and probe["id"] not in mode["sh_only"]:
+            continue
         got = shell(probe["target"], env, repo, scratch, user)
         if got["status"] != "ran":
             return {"status": got["status"]}
@@ -513,15 +537,18 @@ def shell(target, env, repo, scratch, user):
         status, out, err, code = spawn(["bash", os.path.join(repo, target)], dict(env, PATH=bin_dir + ":" + env.get("PATH", "")), repo, user)
         if status != "ran":
             return {"status": status}
-        stdout = tmp_names(text(out), folder, names).replace(repo, "<repo>").rstrip()
-        value = {"exit": code, "stdout": stdout, "calls": calls(log, folder, names)}
+        tmp = env.get("TMPDIR") or "/tmp"
+        stdout = tmp_names(text(out), tmp, names).replace(repo, "<repo>").rstrip()
+        value = {"exit": code, "stdout": stdout, "calls": calls(log, tmp, names)}
         return {"status": "ran", "value": value, "stdout": text(out), "stderr": text(err)}
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        open(log, "w").close()
 
 
 def workflow_step(step, env, repo, scratch, user):
-    folder, bin_dir, log = stubs(scratch, user)
+    _, bin_dir, log = stubs(scratch, user)
+    folder = tempfile.mkdtemp(dir=scratch)
+    os.chmod(folder, 0o755)
     try:
         script = os.path.join(folder, "step.sh")
         summary = os.path.join(folder, "summary.md")
@@ -542,7 +569,7 @@ def workflow_step(step, env, repo, scratch, user):
             return {"status": status}
         with open(summary, errors="replace") as f:
             summary_text = f.read(MAX_FILE)
-        value = {"job": step["job"], "name": step["name"], "exit": code, "calls": calls(log, folder, names)}
+        value = {"job": step["job"], "name": step["name"], "exit": code, "calls": calls(log, env.get("TMPDIR") or "/tmp", names)}
         return {"status": "ran", "value": value, "stdout": text(out), "stderr": text(err), "summary": summary_text}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
