@@ -477,10 +477,12 @@ async def _run_probes(runtime: Runtime, toolchain: Toolchain, scratch: str, spec
     name, program = f".{secrets.token_hex(8)}", f".{secrets.token_hex(8)}"
     await runtime.write(name, sealed)
     await runtime.write(program, programs.PROBES.encode())
+    # Its command line names no program and no grader (the probed code can read its parent's).
     argv = ["sh", "-c", 'p=$3; exec "$0" -I -S -B -X "pycache_prefix=$1" - "$2" < "$p"']
+    prefix = f"/tmp/.{secrets.token_hex(8)}"
     try:
         run = await asyncio.wait_for(
-            runtime.run([*argv, toolchain.python, scratch, name, program], {**GRADER_ENV, "SPEC_KEY": key.hex()}),
+            runtime.run([*argv, toolchain.python, prefix, name, program], {**GRADER_ENV, "SPEC_KEY": key.hex()}),
             probes.PROGRAM_SECONDS,
         )
         out = json.loads(run.stdout or "{}")
