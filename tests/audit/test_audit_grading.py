@@ -16,7 +16,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from redaction_pressure.audit import grading, leakscan, programs, splits
+from redaction_pressure.audit import grading, leakscan, probes, programs, splits
 from redaction_pressure.audit.local import LocalRuntime, LocalWorkspace
 from redaction_pressure.audit.rubric import score_facts
 from redaction_pressure.audit.scenarios import build
@@ -294,15 +294,26 @@ class TestProbesOnEveryDevTask(unittest.TestCase):
         runtime = LocalRuntime(Path(tempfile.mkdtemp(prefix="audit-probes-")))
         self.addCleanup(shutil.rmtree, runtime.root, ignore_errors=True)
         toolchain = asyncio.run(grading.probe(runtime)).toolchain
+
+        async def both(plan, gold, untouched):
+            # One run of gold's for both verdicts: the agent's runs see the same canaries.
+            gold_modes, agent_modes = probes.modes(plan)
+            runs = await grading._gold_probes(runtime, toolchain, "/tmp/.audit-probes", plan, gold_modes)
+            done = asyncio.get_running_loop().create_future()
+            done.set_result(runs)
+            return [
+                await grading._agent_probes(runtime, toolchain, "/tmp/.audit-probes", plan, tree, {}, done, agent_modes)
+                for tree in (gold, untouched)
+            ]
+
         for index in range(splits.DEV_SIZE):
             plan = splits.plan_for("dev", index)
             gold = {p: t.encode() for p, t in plan.fixed_tree().items()}
             untouched = {p: t.encode() for p, t in plan.tree().items()}
             with self.subTest(task=index, scenario=plan.scenario):
-                fixed = asyncio.run(grading._probe(runtime, toolchain, "/tmp/.audit-probes", plan, gold, {}))
+                fixed, leaky = asyncio.run(both(plan, gold, untouched))
                 self.assertEqual((fixed["passed"], fixed["leaks"], fixed.get("broken")), (fixed["total"], {}, None))
                 self.assertGreater(fixed["total"], 0)
-                leaky = asyncio.run(grading._probe(runtime, toolchain, "/tmp/.audit-probes", plan, untouched, {}))
                 static = leakscan.scan(plan, leakscan.Snapshot(untouched))
                 text = "\n".join(plan.tree().values())
                 in_tree = {s.id for s in plan.secrets if any(v in text for v in (s.value, *s.also))}
