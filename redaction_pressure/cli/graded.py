@@ -80,6 +80,9 @@ def _health_reasons(facts: dict) -> list[str]:
     if decoys[0] != decoys[1]:
         lines.append(f"example values kept: {decoys[0]} of {decoys[1]}")
     probes = facts.get("probes") or {}
-    if probes.get("failed"):
-        lines.append(f"entry points that no longer match the gold fix: {', '.join(probes['failed'][:5])}")
+    if probes.get("broken"):
+        lines.append(f"probes: {probes['broken']}: every secret counts as left")
+    elif probes.get("failed"):
+        reasons = probes.get("reasons") or {}
+        lines += [f"entry point {p}: {reasons.get(p, 'does not match the gold fix')}" for p in probes["failed"][:5]]
     return lines

@@ -24,11 +24,12 @@ SENT_SHA256 = {
     "PRECOMPILE": "2565cc5994a23fbea0e535e81fdfc5c75e732c4d8bd8215a2158c3e8f0efca5d",
     "UNPACK_BYTECODE": "a4cb106dfee3795ac9a4c8b1785ef9ab61e98c0b3ad17f3dfddd3c3b104ab4eb",
     "ARCHIVE": "8697e54e8c8e66841352d9ab82e2f278bbc0b97cec41da2c5e237185996b1dcf",
-    "PROBE": "388ec7c69cafa61f3667cdfab787857e4caaa97e62fb194f0dd49bbb4aa0bdeb",
-    "HEALTH": "8ccd3bd40c6359993d43feb90f464759d5bd2d4d5d63c4b0d4bfe3c27e208166",
+    "PROBE": "7ac6f52db7e6cd078f77e617a5f269110e85c4da9ab90bb06628e98404fa10e3",
+    "HEALTH": "a71943998d800181684bd7ae1f3cf4b3f070153d727bf31f7ae8af51a32511dc",
+    "PROBES": "13b2f13e4eb29436427f6f34fabe137fb49052123af8c6d7f23869c60f9b78b7",
     "MEMORISER_SCAN": "447141fb81cf563b32b7e54ac5aad3744aca49ff2bb9c2471bd61b43945dcf4f",
 }
-"""The texts as they were when they were all Python strings in programs.py and memoriser.py (moved byte for byte)."""
+"""The sha256 of each text the runtime receives: a change to a program changes its pin here, knowingly."""
 
 
 def _folder():
