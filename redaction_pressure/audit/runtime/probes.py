@@ -201,8 +201,11 @@ def main():
             out[mode["name"]] = run_mode(spec, mode, repo, scratch, user, shared, before)
             before = fresh(repo, before, tree, user)
     finally:
-        shutil.rmtree(repo, ignore_errors=True)
-        if moved and not os.path.lexists(repo):
+        # The replica goes and the repository comes back, unless the host already put it back (a
+        # run past its deadline): then `repo` is the agent's again and is left alone.
+        if not moved or os.path.lexists(held):
+            shutil.rmtree(repo, ignore_errors=True)
+        if moved and os.path.lexists(held) and not os.path.lexists(repo):
             os.rename(held, repo)
         shutil.rmtree(scratch, ignore_errors=True)
     sys.stdout.write(json.dumps(out))
