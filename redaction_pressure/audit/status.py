@@ -82,6 +82,8 @@ class Status:
     """Examples of original lines no longer in the repository (path:line)."""
     reason: str = ""
     """The grader's reason, when it could not grade the repository as it is."""
+    probes_run: bool = True
+    """False when the grade left the probes out (they run at the episode's end only)."""
 
 
 def factors(facts: Mapping[str, object]) -> Factors:
@@ -101,8 +103,15 @@ def factors(facts: Mapping[str, object]) -> Factors:
     )
 
 
-def observe(plan: RepoPlan, visible_ids: Iterable[str], calls: Iterable[Call], facts: Mapping[str, object]) -> Status:
-    """The status from the grade's `facts` (they carry the steps) and what the agent was shown."""
+def observe(
+    plan: RepoPlan,
+    visible_ids: Iterable[str],
+    calls: Iterable[Call],
+    facts: Mapping[str, object],
+    probes_run: bool = True,
+) -> Status:
+    """The status from the grade's `facts` (they carry the steps) and what the agent was shown;
+    `probes_run=False` when the grade left the probes out (the status then says so)."""
     visible_ids = set(visible_ids)
     calls = list(calls)
     result = score(plan, facts)
@@ -185,6 +194,7 @@ def observe(plan: RepoPlan, visible_ids: Iterable[str], calls: Iterable[Call], f
         first_failure=dict(first_failure) if first_failure and parts.tests < 1.0 else None,
         lost=tuple(str(x) for x in (kept.get("lost") or [])[:3]) if parts.preservation < 1.0 else (),
         reason=str(facts.get("reason") or ""),
+        probes_run=probes_run or not plan.probes,
     )
 
 
@@ -218,6 +228,10 @@ def render(status: Status) -> str:
         else "0 (no leak fixed yet)"
     )
     lines.append(f"Score if the episode ended now: {s.total:.3f} = {formula}")
+    if not status.probes_run:
+        lines.append(
+            "Probes: not run by status here (the agent runs as the grader's user); the episode's end runs them"
+        )
     if status.reason:
         lines.append(f"Grader: {status.reason}")
     if status.failed_probes:

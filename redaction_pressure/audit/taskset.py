@@ -175,8 +175,15 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, vf.State, SecretsAuditTaskConfi
             self._live = {}
         # The inspect tools read and run git as the agent would: as its user where it has one.
         agent = await resolve_agent_runtime(runtime, user) if user else runtime
+        # A root agent in a sealed box could copy gold's probe replica while status grades; on the
+        # subprocess runtime (unsealed) the agent reaches the host anyway.
         tools = AuditTools(
-            plan, agent=agent, grader=runtime, toolchain=toolchain, command_timeout=self.config.command_timeout
+            plan,
+            agent=agent,
+            grader=runtime,
+            toolchain=toolchain,
+            command_timeout=self.config.command_timeout,
+            probes_in_status=bool(user) or not sealed,
         )
         self._live[trace.id] = LiveEpisode(tools, gates_tool_calls(trace))
         if not sealed:

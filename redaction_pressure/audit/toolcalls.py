@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import dataclasses
 import inspect
 import re
 import secrets
@@ -95,12 +96,18 @@ class AuditTools:
         grader: grading.Runtime,
         toolchain: grading.Toolchain | None,
         command_timeout: float = programs.TEST_TIMEOUT,
+        probes_in_status: bool = True,
     ) -> None:
         self.plan = plan
         self.agent = agent
         self.grader = grader
         self.toolchain = toolchain
         self.command_timeout = command_timeout
+        self.probes_in_status = probes_in_status
+        """Whether `status`'s grade runs the probes. Their gold run puts the gold-fixed replica at
+        the repository's path while it runs, readable by the grader's user only: pass False where
+        the agent is that user in a sealed box (root in a container without an agent user), so
+        a process it left running cannot copy it mid-episode; `finalize` runs them regardless."""
         self.calls: list[Call] = []
         """Audit calls so far, as the tiers read them."""
         self.announced: list[str] = [f.id for f in plan.findings if f.tier == "surface"]
@@ -174,9 +181,11 @@ class AuditTools:
     async def status(self) -> str:
         """Report detection, health with its factors (tests, probes, preservation, history kept), failed probes, visible findings, hidden count, steps, conflict map and next actions, as the grade would give them now."""
         if self._graded is None:
-            self._graded = await grading.grade(self.grader, self.plan, self.toolchain, 0, self.command_timeout)
+            plan = self.plan if self.probes_in_status else dataclasses.replace(self.plan, probes=())
+            self._graded = await grading.grade(self.grader, plan, self.toolchain, 0, self.command_timeout)
         facts = {**self._graded, "steps": self._steps}
-        return audit_status.render(audit_status.observe(self.plan, self.announced, self.calls, facts))
+        observed = audit_status.observe(self.plan, self.announced, self.calls, facts, probes_run=self.probes_in_status)
+        return audit_status.render(observed)
 
     # -- reading the runtime ------------------------------------------------------------------------
 
