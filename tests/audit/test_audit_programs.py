@@ -27,8 +27,10 @@ SENT_SHA256 = {
     "PROBE": "388ec7c69cafa61f3667cdfab787857e4caaa97e62fb194f0dd49bbb4aa0bdeb",
     "HEALTH": "8ccd3bd40c6359993d43feb90f464759d5bd2d4d5d63c4b0d4bfe3c27e208166",
     "MEMORISER_SCAN": "447141fb81cf563b32b7e54ac5aad3744aca49ff2bb9c2471bd61b43945dcf4f",
+    "TOOL_STUB": "143ea19916a71d2e94800fc7b4c53537d4cf9ed18e4226a3fc6b29d94ae36043",
 }
-"""The texts as they were when they were all Python strings in programs.py and memoriser.py (moved byte for byte)."""
+"""The texts as they were when they were all Python strings in programs.py and memoriser.py (moved byte for byte);
+TOOL_STUB as it was written (2026-12-03)."""
 
 
 def _folder():
@@ -64,9 +66,13 @@ class RuntimeProgramsTest(unittest.TestCase):
                 self.assertEqual(header.count('"""'), 2)
 
     @unittest.skipUnless(shutil.which("sh"), "no sh")
-    def test_the_shell_program_parses(self):
-        result = subprocess.run(["sh", "-n", "-c", programs.PROBE], capture_output=True, text=True, timeout=30)
-        self.assertEqual(result.returncode, 0, result.stderr)
+    def test_the_shell_programs_parse(self):
+        for name in ("PROBE", "READ_FILE", "TOOL_SERVER_ALIVE"):
+            with self.subTest(name):
+                result = subprocess.run(
+                    ["sh", "-n", "-c", getattr(programs, name)], capture_output=True, text=True, timeout=30
+                )
+                self.assertEqual(result.returncode, 0, result.stderr)
 
 
 if __name__ == "__main__":
