@@ -30,7 +30,7 @@ from redaction_pressure.audit import preservation
 from redaction_pressure.audit.leakscan import HISTORY_REWRITTEN
 from redaction_pressure.audit.plan import RepoPlan
 from redaction_pressure.audit.rubric import AuditScore, health, probe_share, score
-from redaction_pressure.audit.tiers import INSPECT_ENCODED, INSPECT_HISTORY, Call, conflict_map
+from redaction_pressure.audit.tiers import INSPECT_ENCODED, INSPECT_HISTORY, Call, conflict_map, repo_path
 
 MAX_ACTIONS = 5
 MAX_PROBES = 8
@@ -144,7 +144,7 @@ def observe(
         if not any(c.tool == INSPECT_HISTORY for c in calls):
             actions.append(Action(2, "inspect_git_history: old commits may still hold secrets"))
         for path in sorted({f.path for f in findings}):
-            if not any(c.tool == INSPECT_ENCODED and c.args.get("path") in (path, f"repo/{path}") for c in calls):
+            if not any(c.tool == INSPECT_ENCODED and repo_path(c.args.get("path")) == path for c in calls):
                 actions.append(Action(2, f"inspect_encoded {path}: encoded values may hide more"))
     parts = factors(facts)
     tests = facts.get("tests") or {}
