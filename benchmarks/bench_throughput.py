@@ -249,7 +249,10 @@ def served_part(tasks, replies, rounds: int) -> None:
 
 
 AUDIT_ROLES = (
-    ("tool server (python -m redaction_pressure.audit.tools)", "redaction_pressure.audit.tools"),
+    (
+        "tool server (verifiers' MCP proxy and the audit tools' stub)",
+        ("verifiers.v1.tasksets.harbor.toolset", "secrets-audit-tools-stub"),
+    ),
     ("vf-eval (rollouts, interception, host-side grading)", "vf-eval"),
     ("bash harness chat program", "/.cache/verifiers/"),
     ("git, git-filter-repo, pytest, grading programs", ("git", "pytest", "python3 -c", "python -c")),

@@ -4,7 +4,7 @@ The code has one home, the repository root's `redaction_pressure/`; no copy is k
 Building the sdist copies it in beside this file (so a wheel built from the sdist finds it
 there), building the wheel copies it into the wheel under the hook's `into` folder (none: the
 top level), without bytecode caches. With `into` set, the wheel also gets a `.pth` file naming
-that folder, so every interpreter of the environment (verifiers' tool servers and scan workers
+that folder, so every interpreter of the environment (the scan workers
 included) imports the package from there unless an installed `redaction_pressure` (the
 `redaction-pressure` wheel, same version) comes first on `sys.path`. Editable installs copy
 nothing: `dev-mode-dirs` puts the repository root on `sys.path` instead. The secrets-audit

@@ -186,6 +186,13 @@ class LocalWorkspace:
     def score(self, steps: int = 0) -> AuditScore:
         return score(self.plan, self.facts(steps))
 
+    def tools(self, command_timeout: float = programs.TEST_TIMEOUT):
+        """The episode's audit tools on this workspace (`toolcalls.AuditTools`, as the taskset runs them)."""
+        from redaction_pressure.audit.toolcalls import AuditTools
+
+        rt = self.runtime
+        return AuditTools(self.plan, agent=rt, grader=rt, toolchain=self.toolchain, command_timeout=command_timeout)
+
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 

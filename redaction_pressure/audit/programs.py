@@ -18,7 +18,12 @@ docstring, byte for byte; it is run, never imported. The shell programs stay str
 - `PROBES`: the repository's entry points run in a replica of its checkout, for the behavioural
   verdict (`probes.py` on the host).
 - `MEMORISER_SCAN`: the memoriser baseline's history scan (not the grader's).
-- `TOOL_SERVER_ALIVE` (shell, a string): a shell test, true while the workspace's audit tool server runs.
+- `TOOL_STUB`: the audit tools' MCP server in the agent's box: it lists the tools and knows
+  nothing else (their results are computed on the host, `toolcalls.py`).
+- `READ_FILE` (shell, a string): a repository file's bytes, read as the agent's user by the
+  inspect tools.
+- `TOOL_SERVER_ALIVE` (shell, a string): a shell test, true while the workspace's tool server
+  (verifiers' proxy and the stub) runs.
 - `oracle_script(plan)`: the gold remediation as one bash command (working-tree fixes, a
   commit, and `git filter-repo --replace-text` when a secret must leave history).
 """
@@ -55,6 +60,7 @@ PROGRAMS = {
     "HEALTH": "health.py",
     "MEMORISER_SCAN": "memoriser_scan.py",
     "PROBES": "probes.py",
+    "TOOL_STUB": "tool_stub.py",
 }
 """Each runtime program's name here and its file under `runtime/` (its docstring says what it does)."""
 
@@ -77,6 +83,7 @@ ARCHIVE = _program(PROGRAMS["ARCHIVE"])
 HEALTH = _program(PROGRAMS["HEALTH"])
 MEMORISER_SCAN = _program(PROGRAMS["MEMORISER_SCAN"])
 PROBES = _program(PROGRAMS["PROBES"])
+TOOL_STUB = _program(PROGRAMS["TOOL_STUB"])
 
 PROBE = r"""
 FIND='import json, os, sys, sysconfig, importlib.util
@@ -104,12 +111,28 @@ exit 0
 """Run once by `setup` before the agent acts: the interpreter with pytest, the files of the
 toolchain whose digests `finalize` checks, git and git-filter-repo."""
 
+READ_FILE = r"""
+cd "$1" 2>/dev/null || exit 3
+root=$(pwd -P) || exit 3
+target=$(realpath -e -- "$2" 2>/dev/null) || exit 4
+case "$target" in "$root"/*) ;; *) exit 4;; esac
+[ -f "$target" ] || exit 4
+exec head -c "$3" -- "$target"
+"""
+"""`sh -c READ_FILE sh REPO PATH MAX_BYTES`: the first MAX_BYTES bytes of PATH (relative to REPO,
+or absolute) when it resolves, links followed, to a regular file inside REPO; exit 3 without
+REPO, 4 when PATH is no such file. Run as the agent's user, it reads only what the agent may."""
+
 TOOL_SERVER_ALIVE = (
-    "W=$(pwd -P); for p in /proc/[0-9]*; do"
+    "W=$(pwd -P); proxy=1; stub=1; for p in /proc/[0-9]*; do"
     ' [ "$(readlink $p/cwd 2>/dev/null)" = "$W" ] || continue;'
-    " tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -q 'redaction_pressure[.]audit[.]tools' && exit 0; done; exit 1"
+    " c=$(tr '\\0' ' ' < $p/cmdline 2>/dev/null);"
+    ' case "$c" in *verifiers[.]v1[.]tasksets[.]harbor[.]toolset*) proxy=0;; *secrets-audit-tools[-]stub*) stub=0;; esac;'
+    " done; [ $proxy = 0 ] && [ $stub = 0 ]"
 )
-"""Exit 0 while this workspace's colocated audit tool server runs, 1 once it is gone."""
+"""Exit 0 while this workspace's tool server runs (verifiers' `HarborMCPToolset` proxy and the
+`TOOL_STUB` it serves), 1 once either is gone. The patterns' brackets keep the test from
+finding its own command line."""
 
 
 def materialize_input(plan: RepoPlan) -> bytes:

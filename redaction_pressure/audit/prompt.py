@@ -41,11 +41,15 @@ git filter-repo are installed), plus
 - inspect_git_history(path=""): the commit history, with patches for a path; reveals findings
   that only history or deeper digging shows;
 - inspect_encoded(path, line=0): decodes base64 and hex values in a file (or one line);
-- status(): visible findings, hidden count, steps, scores, conflict map and ranked next actions.
-Newly revealed findings are appended to the result of the call that revealed them; some only
-appear once another secret is fixed. Every tool call is a step. The reward is
+- status(): what the grade would give now (detection; health with its factors: tests, probes,
+  preservation, history kept; why each failed probe differs), visible findings, how many not yet
+  visible still leak, steps, conflict map and ranked next actions.
+Newly revealed findings are appended to the result of the audit call that revealed them; some
+only appear once another secret is fixed (at the next audit call). An audit call made in the same turn as bash or edit calls
+may not see what they did: make it in a turn of its own. Every tool call is a step. The reward is
 detection x health + {EFFICIENCY_WEIGHT} x (1 - steps / budget), capped at 1, and 0 if no leak is fixed.
-Paths are relative to ./{REPO_DIR}."""
+Tools take paths relative to your working directory, where the repository is ./{REPO_DIR}: a finding
+at config/.env:3 is the file {REPO_DIR}/config/.env (the audit tools also accept config/.env)."""
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,13 @@
 
 Multi-turn. `setup` checks the runtime has git, git-filter-repo and a Python with pytest, then
 writes the task's seeded repository into `repo/`. The agent works with the bash harness plus
-the colocated audit tools; an interceptor appends newly revealed findings to the tool result
-that revealed them, and a stop ends the episode when the step budget (10 / 20 / 30 tool calls)
-is spent. `finalize` checks the toolchain setup recorded, reads the working tree and the whole `.git` out
+the four audit tools, whose work is done here on the host (`toolcalls.py`): the harness lists
+them from a stub in its box (`tools.py`), and the `audit_calls` interceptor puts each call's
+result, with the findings it revealed, in the call's place. With a harness that gates its tool
+calls (bash, the default) that happens at the gate, before the call would run, so no audit call
+ever reaches the box; with one that does not, the stub's placeholder is replaced when the next
+request carries it (and `tool_server_gone` ends the episode, scored, if the agent kills the
+stub). A stop ends the episode when the step budget (10 / 20 / 30 tool calls) is spent. `finalize` checks the toolchain setup recorded, reads the working tree and the whole `.git` out
 of the runtime as bytes, analyses them on the host (no git, no repository configuration) and
 runs the pristine tests on a copy built from the same bytes (`grading.py`); the facts go to
 `trace.info["audit"]`, with a reason whenever something could not be read.
@@ -22,22 +26,24 @@ from __future__ import annotations
 
 import itertools
 import os
-import secrets as _secrets
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Literal
 
 import verifiers.v1 as vf
 from pydantic import Field, model_validator
+from verifiers.v1.rollout import resolve_agent_runtime
 
 from redaction_pressure import splits as shared_splits
 from redaction_pressure.audit import grading, programs, splits
-from redaction_pressure.audit.plan import RepoPlan, tools_plan_json
+from redaction_pressure.audit.plan import RepoPlan
 from redaction_pressure.audit.prompt import prompt
 from redaction_pressure.audit.rubric import AUDIT_REWARD_SCHEMA_VERSION, AuditScore, score_facts
 from redaction_pressure.audit.scenarios import AUDIT_VERSION
-from redaction_pressure.audit.tiers import AUDIT_TOOLS, Call, visible
-from redaction_pressure.audit.tools import AuditState, AuditTools, AuditToolsConfig, window_marks
+from redaction_pressure.audit.tiers import AUDIT_TOOLS
+from redaction_pressure.audit.toolcalls import AuditTools
+from redaction_pressure.audit.tools import box_toolset
 from redaction_pressure.corpus import CORPUS_VERSION
 from redaction_pressure.identity import block
 from redaction_pressure.seal import scrub_initial_environ
@@ -86,13 +92,23 @@ class SecretsAuditTaskConfig(vf.TaskConfig):
     trace then records `sealed: false`."""
 
 
-class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskConfig]):
+@dataclass
+class LiveEpisode:
+    """What the task keeps in host memory for one live episode, out of the agent's reach."""
+
+    tools: AuditTools
+    """The episode's audit tools, on its runtime and the toolchain setup recorded."""
+    gated: bool
+    """Whether the harness asks the tool gate before each call (audit calls are answered there)."""
+
+
+class SecretsAuditTask(vf.Task[SecretsAuditData, vf.State, SecretsAuditTaskConfig]):
     _plan: RepoPlan | None = None
     _toolchains: dict[str, grading.Toolchain] | None = None
     _golds: dict[str, grading.Gold | None] | None = None
-    _runtimes: dict[str, vf.Runtime] | None = None
-    """Each live episode's runtime by trace id, for the tool-server check before model calls."""
     """Per runtime name, what `setup` recorded: host memory, out of the agent's reach."""
+    _live: dict[str, LiveEpisode] | None = None
+    """Each live episode by trace id (set in `setup`, dropped in `finalize`)."""
 
     @property
     def key(self) -> str:
@@ -117,7 +133,8 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
 
     @classmethod
     def toolsets(cls, config: SecretsAuditTaskConfig) -> list[vf.Toolset]:
-        return [AuditTools(AuditToolsConfig(command_timeout=config.command_timeout))]
+        # Only the stub that lists the tools runs in the box; their work is `audit_calls`'.
+        return [box_toolset()]
 
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         sealed = self._check_sealed(runtime)
@@ -159,10 +176,21 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
             self._golds = {}
         # Gold's probe runs, before the agent acts (finalize's grade compares the agent's with them).
         self._golds[runtime.name] = await grading.prepare_gold(runtime, plan, toolchain)
-        if self._runtimes is None:
-            self._runtimes = {}
-        self._runtimes[trace.id] = runtime
-        start_state(trace.state, plan, toolchain.bytecode)
+        if self._live is None:
+            self._live = {}
+        # The inspect tools read and run git as the agent would: as its user where it has one.
+        agent = await resolve_agent_runtime(runtime, user) if user else runtime
+        # A root agent in a sealed box could copy gold's probe replica while status grades; on the
+        # subprocess runtime (unsealed) the agent reaches the host anyway.
+        tools = AuditTools(
+            plan,
+            agent=agent,
+            grader=runtime,
+            toolchain=toolchain,
+            command_timeout=self.config.command_timeout,
+            probes_in_status=bool(user) or not sealed,
+        )
+        self._live[trace.id] = LiveEpisode(tools, gates_tool_calls(trace))
         if not sealed:
             trace.info["sealed"] = False
 
@@ -196,40 +224,41 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
 
     @vf.stop
     async def tool_server_gone(self, trace: vf.Trace) -> bool:
-        """End the episode (it is then scored) once the agent has killed its audit tool server.
-
-        verifiers' harness exits on a refused tool connection and a failed harness is never
-        finalized; stopping before the next model call keeps the episode a score. (A kill and
-        an audit call in one parallel turn still fail the harness.)"""
-        runtime = (self._runtimes or {}).get(trace.id)
-        if runtime is None or steps_taken(trace) == 0:
+        """End the episode (it is then scored) once the agent has killed the tool server in its box,
+        when the harness has no tool gate: its audit calls still reach the stub, and the harness
+        exits on a refused tool connection, which is never finalized. (A kill and an audit call
+        in one turn still fail such a harness.) With a gate no audit call reaches the box after
+        the harness listed the tools, and a killed server changes nothing."""
+        live = (self._live or {}).get(trace.id)
+        if live is None or live.gated or steps_taken(trace) == 0:
             return False
         try:
-            probe = await runtime.run(["sh", "-c", programs.TOOL_SERVER_ALIVE], {})
+            probe = await live.tools.grader.run(["sh", "-c", programs.TOOL_SERVER_ALIVE], {})
         except Exception:  # noqa: BLE001 - a runtime that cannot answer is finalize's to judge
             return False
         return probe.exit_code == 1
 
     @vf.intercept
-    async def reveal(self, request: vf.Request, trace: vf.Trace) -> vf.Request | None:
-        """Append the findings a tool call just revealed to its result."""
-        state = trace.state
-        if not state.plan:
-            return None
-        calls = [
-            Call(call.name, _arguments(call.arguments))
-            for message in request.messages
-            if isinstance(message, vf.AssistantMessage)
-            for call in message.tool_calls or []
-        ]
-        state.steps = len(calls)
+    async def audit_calls(self, request: vf.Request, trace: vf.Trace) -> vf.Request | None:
+        """Put each audit call's result, computed on the host, in the call's place.
+
+        With a gated harness verifiers shows this interceptor each call first with an empty result,
+        before it runs: the result returned then is the call's verdict, and the harness records it
+        without calling the box. Otherwise the stub's placeholder arrives with the next request and
+        is replaced then. Either way verifiers pins the result for the rest of the rollout."""
+        live = (self._live or {}).get(trace.id)
         last = request.messages[-1] if request.messages else None
-        if not isinstance(last, vf.ToolMessage) or not isinstance(last.content, str) or not last.content:
-            return None  # an empty result is the pre-call probe: rewriting it would deny the call
-        note = reveal_note(self.plan, calls, state)
-        if not note:
+        if live is None or not isinstance(last, vf.ToolMessage):
             return None
-        text = last.content + note
+        found = _audit_call(request.messages, last.tool_call_id)
+        if found is None:
+            return None
+        if not last.content and not live.gated:
+            return None  # without a gate, a rewrite now would end the rollout: let the stub answer
+        name, arguments, steps, turn = found
+        # One turn's audit calls see one repository: gated, they are all answered before any call
+        # of the turn runs; otherwise, all after it ran.
+        text = await live.tools.call(name, arguments, steps, turn)
         messages = [*request.messages[:-1], last.model_copy(update={"content": text})]
         return request.model_copy(update={"messages": messages})
 
@@ -237,10 +266,10 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
         plan = self.plan
         toolchain = (self._toolchains or {}).pop(runtime.name, None)
         gold = (self._golds or {}).pop(runtime.name, None)
-        (self._runtimes or {}).pop(trace.id, None)
+        live = (self._live or {}).pop(trace.id, None)
         facts = await self._facts(runtime, toolchain, steps_taken(trace), gold)
-        announced = getattr(trace.state, "announced", None) or []
-        facts["revealed"] = sorted({f for f in announced if isinstance(f, str)} & {f.id for f in plan.findings})
+        announced = live.tools.announced if live else []
+        facts["revealed"] = sorted(set(announced) & {f.id for f in plan.findings})
         if "sealed" in trace.info:
             facts["sealed"] = trace.info["sealed"]
         trace.info["audit"] = facts
@@ -300,6 +329,34 @@ def _arguments(raw: str) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+def _audit_call(messages: list, call_id: str) -> tuple[str, dict, int, tuple] | None:
+    """(tool, arguments, tool calls up to and including it, its turn's key) of the audit call a
+    tool message answers, or None when it answers another tool."""
+    found = None
+    count = 0
+    for turn, message in enumerate(messages):
+        if isinstance(message, vf.AssistantMessage):
+            calls = message.tool_calls or []
+            for call in calls:
+                count += 1
+                if call.id == call_id:
+                    found = (call.name, _arguments(call.arguments), count, (turn, *(c.id for c in calls)))
+    return found if found is not None and found[0] in AUDIT_TOOLS else None
+
+
+def gates_tool_calls(trace: vf.Trace) -> bool:
+    """Whether the episode's harness asks verifiers' tool gate before running each call."""
+    from verifiers.v1.utils.loaders import harness_class
+
+    agent = getattr(trace, "agent", None)
+    harness = getattr(getattr(agent, "config", None), "harness", None)
+    try:
+        # No harness configured: the taskset's default, bash (this module exports no Harness).
+        return bool(harness_class(harness.id if harness is not None else "bash").SUPPORTS_TOOL_INTERCEPTION)
+    except Exception:  # noqa: BLE001 - unknown: answer after the stub, which works with any harness
+        return False
+
+
 class SecretsAuditConfig(vf.TasksetConfig):
     split: Literal["train", "dev", "private_eval"] = "dev"
     """Which split to load: train (unbounded), dev (52 tasks) or private_eval (needs the secret)."""
@@ -319,28 +376,6 @@ class SecretsAuditConfig(vf.TasksetConfig):
         if self.split == "dev" and self.size is not None and self.size > splits.DEV_SIZE:
             raise ValueError(f"dev has {splits.DEV_SIZE} tasks; size {self.size} is too large")
         return self
-
-
-def start_state(state: AuditState, plan, bytecode: str) -> None:
-    """What an episode's state holds for the audit tools when it starts (setup; `play` too)."""
-    state.plan = tools_plan_json(plan)
-    state.salt = _secrets.token_hex(16)
-    state.marks = window_marks(plan, state.salt)
-    state.announced = [f.id for f in plan.findings if f.tier == "surface"]
-    state.bytecode = bytecode
-
-
-def reveal_note(plan, calls: list[Call], state: AuditState) -> str:
-    """The note appended to a tool call's result for the findings the calls so far have just
-    revealed ("" when none), which are then recorded as announced (the `reveal` interceptor; `play`)."""
-    audit_calls = [c for c in calls if c.tool in AUDIT_TOOLS]
-    new = [f for f in visible(plan, audit_calls, state.fixed) if f not in state.announced]
-    if not new:
-        return ""
-    state.announced = [*state.announced, *new]
-    by_id = {f.id: f for f in plan.findings}
-    notes = [f"- {i}: {by_id[i].kind} at {by_id[i].path}:{by_id[i].line} ({by_id[i].tier})" for i in new]
-    return "\n\nNewly revealed findings:\n" + "\n".join(notes)
 
 
 def needs_node(plan: RepoPlan) -> bool:

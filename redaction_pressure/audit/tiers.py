@@ -32,7 +32,9 @@ class Call:
     args: Mapping[str, object]
 
 
-def _norm(path: object) -> str:
+def repo_path(path: object) -> str:
+    """A tool's path argument as a path in the repository: leading `./` and `repo/` dropped, so
+    `repo/config/.env`, `./repo/config/.env` and `config/.env` name one file."""
     text = str(path or "").strip()
     while text.startswith("./"):
         text = text[2:]
@@ -44,12 +46,12 @@ def _norm(path: object) -> str:
 def revealed_by(finding: Finding, call: Call) -> bool:
     """Whether `call` reveals `finding` (cascading findings are revealed by fixes, not calls)."""
     if finding.tier == "shallow":
-        return call.tool == INSPECT_FILE and _norm(call.args.get("path")) == finding.path
+        return call.tool == INSPECT_FILE and repo_path(call.args.get("path")) == finding.path
     if finding.tier == "deep":
         if call.tool == INSPECT_HISTORY:
-            path = _norm(call.args.get("path"))
+            path = repo_path(call.args.get("path"))
             return not path or finding.path == path or finding.path.startswith(path + "/")
-        if call.tool == INSPECT_ENCODED and _norm(call.args.get("path")) == finding.path:
+        if call.tool == INSPECT_ENCODED and repo_path(call.args.get("path")) == finding.path:
             line = call.args.get("line")
             return line in (None, "", 0) or _as_int(line) == finding.line
     return False

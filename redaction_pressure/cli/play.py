@@ -9,11 +9,12 @@ A person stands in for the model, so what they get is what the agent gets and no
 - each line typed is one tool call, one step of the budget. A plain line is the bash harness's
   `bash` tool (verifiers' own `run_bash`: `bash -c` in the workspace, stdout then stderr, its
   timeout) and its output is cut by the harness's `truncate_tool_output`; `:name args` calls
-  `edit` (verifiers' `run_edit`) or an audit tool (the `AuditTools` methods the agent's runtime
-  serves, on this session's state);
-- findings a call reveals are appended to its result as the taskset's interceptor appends them,
-  and the status line after each step holds only what the conversation already told the agent
-  (steps, budget, findings announced, how many are not yet visible);
+  `edit` (verifiers' `run_edit`) or an audit tool (`toolcalls.AuditTools`, the host-side
+  implementation the taskset's interceptor calls, on this workspace); paths are relative to the
+  workspace, as the prompt says (`repo/config/.env`);
+- findings an audit call reveals are appended to its result as in the taskset, and the status
+  line after each step holds only what the conversation already told the agent (steps, budget,
+  findings announced, how many are not yet visible);
 - `submit`, `exit`, end of input or the spent step budget end the episode: `grading.grade` and
   the rubric score the workspace as `finalize` and the reward would, the score is printed with
   its parts and the grader's reasons, and the workspace is removed. Ctrl-C removes it unscored.
@@ -187,14 +188,9 @@ class Session:
     """One episode on a local workspace: the tools' state, the calls so far, what the agent was shown."""
 
     def __init__(self, plan, workspace) -> None:
-        from redaction_pressure.audit.taskset import start_state
-        from redaction_pressure.audit.tools import AuditState
-
         self.plan = plan
         self.workspace = workspace
-        self.state = AuditState()
-        start_state(self.state, plan, workspace.toolchain.bytecode)
-        self.tools = _tools(self.state)
+        self.tools = workspace.tools()
         self.calls: list = []
 
     @property
@@ -220,10 +216,9 @@ class Session:
         from redaction_pressure.audit.tiers import Call
 
         self.calls.append(Call(name, args))
-        self.state.steps = self.steps
         with _no_input():
             result = self._run(name, args)
-        return truncate_tool_output(result) + self._revealed()
+        return truncate_tool_output(result)
 
     def _run(self, name: str, args: dict) -> str:
         from verifiers.v1.harnesses.utils.core import run_bash, run_edit
@@ -232,19 +227,14 @@ class Session:
             return run_bash(args["command"])
         if name == "edit":
             return run_edit(**args)
-        return asyncio.run(getattr(self.tools, name)(**args))
-
-    def _revealed(self) -> str:
-        """The note the taskset's `reveal` interceptor appends for findings this call revealed."""
-        from redaction_pressure.audit.taskset import reveal_note
-
-        return reveal_note(self.plan, self.calls, self.state)
+        # The audit tools' own result, with the findings the call revealed, as the taskset's interceptor gives it.
+        return asyncio.run(self.tools.call(name, args, self.steps))
 
     def status(self) -> str:
         """What the conversation has told the agent so far, in one line (the `status` tool tells more, for a step)."""
         from redaction_pressure.audit.rubric import efficiency
 
-        steps, budget, shown = self.steps, self.plan.budget, self.state.announced
+        steps, budget, shown = self.steps, self.plan.budget, self.tools.announced
         return (f"status: step {steps} of {budget} ({budget - steps} left, efficiency bonus now {efficiency(steps, budget):.3f}); "
                 f"findings shown {len(shown)} ({', '.join(shown) or 'none'}), not yet visible {len(self.plan.findings) - len(shown)}")  # fmt: skip
 
@@ -252,21 +242,9 @@ class Session:
         """(facts, score) as `finalize` records them and the reward reads them."""
         from redaction_pressure.audit.rubric import score
 
-        facts = self.workspace.facts(self.steps, self.state.announced)
+        facts = self.workspace.facts(self.steps, self.tools.announced)
         facts["revealed"] = sorted(set(facts["revealed"]) & {f.id for f in self.plan.findings})
         return facts, score(self.plan, facts)
-
-
-def _tools(state):
-    """The audit tools bound to this session's state (verifiers hands each call its rollout's)."""
-    from redaction_pressure.audit.tools import AuditTools, AuditToolsConfig
-
-    class SessionTools(AuditTools):
-        @property
-        def state(self):
-            return state
-
-    return SessionTools(AuditToolsConfig())
 
 
 def parse(line: str, signatures: dict) -> tuple[str, dict]:

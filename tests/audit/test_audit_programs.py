@@ -28,6 +28,7 @@ SENT_SHA256 = {
     "HEALTH": "a71943998d800181684bd7ae1f3cf4b3f070153d727bf31f7ae8af51a32511dc",
     "PROBES": "13b2f13e4eb29436427f6f34fabe137fb49052123af8c6d7f23869c60f9b78b7",
     "MEMORISER_SCAN": "447141fb81cf563b32b7e54ac5aad3744aca49ff2bb9c2471bd61b43945dcf4f",
+    "TOOL_STUB": "143ea19916a71d2e94800fc7b4c53537d4cf9ed18e4226a3fc6b29d94ae36043",
 }
 """The sha256 of each text the runtime receives: a change to a program changes its pin here, knowingly."""
 
@@ -65,9 +66,13 @@ class RuntimeProgramsTest(unittest.TestCase):
                 self.assertEqual(header.count('"""'), 2)
 
     @unittest.skipUnless(shutil.which("sh"), "no sh")
-    def test_the_shell_program_parses(self):
-        result = subprocess.run(["sh", "-n", "-c", programs.PROBE], capture_output=True, text=True, timeout=30)
-        self.assertEqual(result.returncode, 0, result.stderr)
+    def test_the_shell_programs_parse(self):
+        for name in ("PROBE", "READ_FILE", "TOOL_SERVER_ALIVE"):
+            with self.subTest(name):
+                result = subprocess.run(
+                    ["sh", "-n", "-c", getattr(programs, name)], capture_output=True, text=True, timeout=30
+                )
+                self.assertEqual(result.returncode, 0, result.stderr)
 
 
 if __name__ == "__main__":

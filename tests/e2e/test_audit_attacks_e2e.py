@@ -40,10 +40,12 @@ RUN_TIMEOUT = 25 * HANG_SECONDS
 """A hang guard for the whole run; episodes finished by then are still checked."""
 
 FIND_TOOL_SERVER = (
-    "W=$(pwd -P); TOOLS=''; for p in /proc/[0-9]*; do"
-    " if tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -q 'redaction_pressure.audit.tools'"
-    ' && [ "$(readlink $p/cwd)" = "$W" ]; then TOOLS=${p#/proc/}; fi; done; test -n "$TOOLS"'
+    "W=$(pwd -P); TOOLS=''; STUB=''; for p in /proc/[0-9]*; do"
+    " [ \"$(readlink $p/cwd)\" = \"$W\" ] || continue; c=$(tr '\\0' ' ' < $p/cmdline 2>/dev/null);"
+    ' case "$c" in *verifiers[.]v1[.]tasksets[.]harbor[.]toolset*) TOOLS=${p#/proc/};;'
+    ' *secrets-audit-tools[-]stub*) STUB=${p#/proc/};; esac; done; test -n "$TOOLS"'
 )
+"""Sets TOOLS to the pid of the workspace's tool server (verifiers' MCP proxy) and STUB to the stub it serves."""
 STATE_CHANNEL = (
     FIND_TOOL_SERVER
     + "\neval \"$(tr '\\0' '\\n' < /proc/$TOOLS/environ | grep -E '^VF_STATE_(URL|SECRET)=' | sed 's/^/export /')\""
@@ -145,12 +147,12 @@ def episodes(home: Path) -> list[Episode]:
         "tool_server_killed",
         [
             [bash(programs.oracle_script(plan(14)))],
-            [bash(FIND_TOOL_SERVER + "\nkill -9 $TOOLS")],
+            [bash(FIND_TOOL_SERVER + "\nkill -9 $TOOLS $STUB")],
             [{"name": "status", "arguments": {}}],
         ],
-        # The episode stops before the third model call (the tool server is gone), so the
-        # status call is never made: two steps.
-        attacks.earned(plan(14), attacks.NOTHING, 1.0, 2),
+        # The audit tools are answered on the host at the harness's tool gate: with the proxy and
+        # the stub in the box killed, the status call is still answered and the episode goes on.
+        attacks.earned(plan(14), attacks.NOTHING, 1.0, 3),
     )
     dump = Episode(
         15,

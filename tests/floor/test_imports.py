@@ -124,8 +124,10 @@ ADAPTERS = {
     "redaction_pressure.cli.serving",
     "redaction_pressure.cli.play",
 }
-"""The modules that import verifiers: the two tasksets, the one-turn harness, the audit tools the
-agent's runtime serves, the env server, and `play` (which runs verifiers' own bash and edit tools)."""
+"""The modules that import verifiers: the two tasksets, the one-turn harness, what serves the audit
+tools in the agent's box (`audit.tools`: verifiers' own MCP proxy over a stub; the tools' work is
+`audit.toolcalls`, framework-free), the env server, and `play` (which runs verifiers' own bash and
+edit tools)."""
 
 
 def part(module: str) -> str:
