@@ -88,9 +88,7 @@ def measure(plan: RepoPlan, tree: Mapping[str, bytes]) -> dict:
     lost = sorted(where[line] for line in (need - have))
     gold_text = "\n".join(plan.fixed_tree().values())
     original_text = "\n".join(plan.tree().values())
-    decoys = [
-        d for d in plan.decoys if d.value in gold_text and d.value in original_text and not _exempt(d.path)
-    ]
+    decoys = [d for d in plan.decoys if d.value in gold_text and d.value in original_text and not _exempt(d.path)]
     texts = [data.decode("utf-8", "replace") for data in tree.values()]
     decoys_kept = sum(1 for d in decoys if any(d.value in t for t in texts))
     return {
