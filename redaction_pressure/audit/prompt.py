@@ -30,7 +30,9 @@ can be recovered: in any file of the working tree or of .git, in any git object 
 not, wherever it is stored) where history counts, in file and branch names and commit
 messages, in any recoverable form (other letter case, reversed, ROT13, hex, base32, base64,
 URL-encoded, escaped, compressed, archived, UTF-16, split into joined string literals), as
-any 16 consecutive characters of it, or as a value the code still computes. An untracked file
+any 16 consecutive characters of it, as a value the code still computes, or in what the code
+prints or writes (its output, logs, files, a CI step summary). Entry points that hang, crash the
+process or kill what runs them leave every secret counted as leaked. An untracked file
 that .gitignore excludes is your local environment, not the repository: it is not graded.
 Bytecode and test caches (__pycache__, *.pyc, .pytest_cache) do not count. Changing the
 interpreter, pytest or git scores 0. Symlinks are not followed.
