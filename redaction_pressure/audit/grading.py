@@ -8,9 +8,10 @@ and `LocalWorkspace` run the very same steps. The order:
    `/etc/ld.so.preload`; `toolchain.py`, whose `probe` and records this module passes on to its
    callers) is read back through the file API and compared digest by digest; a change is
    `tampering` and scores 0 (the grading programs would run on it);
-2. `ARCHIVE` runs with that interpreter in isolated mode and returns `repo/` as a tar on stdout
-   (it deletes bytecode and test caches first); the host unpacks it in memory and reads git's
-   object store itself (`repodata`): no git binary, no repository configuration;
+2. `ARCHIVE` runs with that interpreter in isolated mode and returns `repo/` as a tar on stdout;
+   the host unpacks it in memory and reads git's object store itself (`repodata`): no git
+   binary, no repository configuration. Bytecode and test caches count only when the index
+   tracks them (untracked, they are derived: neither scanned nor in the health copy);
 3. the host builds the health copy from the very bytes it scanned (regular files of the working
    tree only, pristine tests and pytest configuration in place, no `conftest.py` of the agent's)
    and `HEALTH` runs the pristine tests on it; every expected test must be reported passed;
@@ -224,8 +225,6 @@ async def _grade(
     unpacked = await asyncio.to_thread(repodata.unpack, base64.b64decode(result.stdout), MAX_REPO_BYTES)
     if unpacked.skipped:
         facts["skipped"] = unpacked.skipped[:50]
-    if unpacked.removed:
-        facts["derived_removed"] = unpacked.removed
     if not unpacked.present:
         facts["left"] = every
         facts["reason"] = "repo/ is gone"
@@ -239,12 +238,20 @@ async def _grade(
         # not have. Neither scanned nor in the health copy.
         facts["local_files"] = sorted(local)[:20]
         unpacked.tree = {p: d for p, d in unpacked.tree.items() if p not in local}
+    # Bytecode and test caches count when tracked (a clone has them); they stay out of the health copy.
+    derived, derived_skipped = repodata.counted_derived(unpacked)
+    unread = [s[1] for s in derived_skipped if s[1] in ("too_deep", "unreadable", "huge", "unread")]
+    if unread:
+        return _oversized(plan, facts, f"a tracked cache or bytecode path could not be read ({unread[0]})")
+    if derived:
+        facts["derived_counted"] = sorted(derived)[:20]
+    unpacked.skipped += derived_skipped
     outside = [s for s in unpacked.skipped if s[1] == "symlink" and _leaves(s[0], s[2] if len(s) > 2 else "")]
-    snapshot_tree = dict(unpacked.tree)
+    snapshot_tree = {**unpacked.tree, **derived}
     snapshot_tree.update({f".git/{p}": d for p, d in unpacked.git.items() if not repodata.STORE.fullmatch(p)})
     # Names count too: every path (files, folders, refs and branches under .git), and the
     # store's commits, tags and trees (messages, authors, file names), for every secret.
-    paths = [*unpacked.tree, *(f".git/{p}" for p in unpacked.git), *(s[0] for s in unpacked.skipped)]
+    paths = [*unpacked.tree, *derived, *(f".git/{p}" for p in unpacked.git), *(s[0] for s in unpacked.skipped)]
     names: list[tuple[str, bytes]] = [
         ("<names of files, folders and refs>", "\n".join(paths).encode("utf-8", "surrogateescape"))
     ]

@@ -35,19 +35,23 @@ from redaction_pressure.audit.leakscan import HISTORY_CORRUPT, HISTORY_MISSING, 
 MAX_OBJECTS = 200_000
 SHA = re.compile(rb"\b[0-9a-f]{40}\b")
 DERIVED = re.compile(r"(^|/)(__pycache__|\.pytest_cache)(/|$)|\.py[co]$")
+"""Bytecode and test caches by name: derived when untracked (never read), counted when tracked."""
 
 
 @dataclass
 class Unpacked:
     present: bool = False
     tree: dict[str, bytes] = field(default_factory=dict)
-    """Working-tree regular files (`.git` and derived caches excluded)."""
+    """Working-tree regular files (`.git` and files named as derived, `DERIVED`, excluded)."""
+    derived: dict[str, bytes] = field(default_factory=dict)
+    """Working-tree regular files named as derived: bytecode and test caches, unless tracked."""
     git: dict[str, bytes] = field(default_factory=dict)
     """Regular files under `.git/`, keyed by their path inside `.git`."""
     skipped: list[list[str]] = field(default_factory=list)
     """[path, why(, link target)] for what was not read: symlinks, special, huge, unreadable files."""
+    derived_skipped: list[list[str]] = field(default_factory=list)
+    """Like `skipped`, for paths named as derived (which count only if tracked)."""
     oversized: bool = False
-    removed: int = 0
 
 
 def unpack(archive: bytes, max_bytes: int) -> Unpacked:
@@ -64,8 +68,8 @@ def unpack(archive: bytes, max_bytes: int) -> Unpacked:
                 meta = json.loads(tar.extractfile(member).read())
                 out.present = bool(meta.get("present"))
                 out.skipped = [list(map(str, s)) for s in meta.get("skipped", [])][:200]
+                out.derived_skipped = [list(map(str, s)) for s in meta.get("derived_skipped", [])][:200]
                 out.oversized = bool(meta.get("oversized"))
-                out.removed = int(meta.get("removed", 0))
                 continue
             name = member.name
             parts = name.split("/")
@@ -79,8 +83,8 @@ def unpack(archive: bytes, max_bytes: int) -> Unpacked:
             rel = "/".join(parts[1:])
             if parts[1] == ".git" and len(parts) > 2:
                 out.git["/".join(parts[2:])] = data
-            elif parts[1] != ".git" and not DERIVED.search(rel):
-                out.tree[rel] = data
+            elif parts[1] != ".git":
+                (out.derived if DERIVED.search(rel) else out.tree)[rel] = data
     return out
 
 
@@ -312,15 +316,36 @@ class _TreeIgnores(IgnoreFilterManager):
         return path.endswith("/") or path in self._dirs
 
 
+def tracked_paths(git: dict[str, bytes]) -> set[str] | None:
+    """The paths in the index (dulwich's reader over the bytes read), or None when there is no
+    readable index."""
+    try:
+        return {path.decode("utf-8", "surrogateescape") for path in read_index_dict(io.BytesIO(git["index"]))}
+    except Exception:  # noqa: BLE001 - a missing or damaged index
+        return None
+
+
+def counted_derived(unpacked: Unpacked) -> tuple[dict[str, bytes], list[list[str]]]:
+    """The files named as derived that count, and the skipped entries among them that count:
+    those the index tracks (or under a tracked path, for a skipped folder). Untracked bytecode
+    and test caches are derived and never count; with no readable index every one counts."""
+    tracked = tracked_paths(unpacked.git)
+    if tracked is None:
+        return dict(unpacked.derived), list(unpacked.derived_skipped)
+    folders = {"/".join(p.split("/")[:i]) for p in tracked for i in range(1, p.count("/") + 1)}
+    files = {p: d for p, d in unpacked.derived.items() if p in tracked}
+    skipped = [s for s in unpacked.derived_skipped if s[0] in tracked or s[0] in folders or s[0] == "."]
+    return files, skipped
+
+
 def local_files(tree: dict[str, bytes], git: dict[str, bytes]) -> set[str]:
     """Working-tree files that git neither tracks nor would add: untracked (not in the index) and
     ignored (`.gitignore` files at any level, `.git/info/exclude`; a file under an ignored
     folder is ignored). They are the developer's local environment, not the repository: a fresh
     clone does not have them. With no readable index nothing is local."""
-    try:
-        tracked = {path.decode("utf-8", "surrogateescape") for path in read_index_dict(io.BytesIO(git["index"]))}
-    except Exception:  # noqa: BLE001 - a missing or damaged index: every file counts
-        return set()
+    tracked = tracked_paths(git)
+    if tracked is None:
+        return set()  # every file counts
     try:
         ignores = _TreeIgnores(tree, git.get("info/exclude", b""))
         local = set()

@@ -1,6 +1,7 @@
 """secrets-audit as a Verifiers v1 taskset (a verifiers adapter, with `tools.py`).
 
-Multi-turn. `setup` checks the runtime has git, git-filter-repo and a Python with pytest, then
+Multi-turn. `setup` checks the runtime has git, git-filter-repo and a Python with pytest (on the
+host, the agent's own toolchain, `host_toolchain.py`, which holds nothing of this package), then
 writes the task's seeded repository into `repo/`. The agent works with the bash harness plus
 the colocated audit tools; an interceptor appends newly revealed findings to the tool result
 that revealed them, and a stop ends the episode when the step budget (10 / 20 / 30 tool calls)
@@ -20,10 +21,10 @@ runtime: every process the runtime starts sees `REDACTION_PRESSURE_PRIVATE_SEED`
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import secrets as _secrets
-import sys
 from collections.abc import Iterator
 from typing import Literal
 
@@ -31,7 +32,7 @@ import verifiers.v1 as vf
 from pydantic import Field, model_validator
 
 from redaction_pressure import splits as shared_splits
-from redaction_pressure.audit import grading, programs, splits
+from redaction_pressure.audit import grading, host_toolchain, programs, splits
 from redaction_pressure.audit.plan import RepoPlan, tools_plan_json
 from redaction_pressure.audit.prompt import prompt
 from redaction_pressure.audit.rubric import AUDIT_REWARD_SCHEMA_VERSION, AuditScore, score_facts
@@ -121,7 +122,7 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         sealed = self._check_sealed(runtime)
         if not sealed:
-            own_tools_first(runtime)
+            await self._own_toolchain(runtime)
         toolchain = await self._requirements(runtime)
         plan = self.plan
         await runtime.write(".audit-setup.json", programs.materialize_input(plan))
@@ -155,6 +156,12 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
         start_state(trace.state, plan, toolchain.bytecode)
         if not sealed:
             trace.info["sealed"] = False
+
+    async def _own_toolchain(self, runtime: vf.Runtime) -> None:
+        try:
+            await own_toolchain_first(runtime)
+        except host_toolchain.ToolchainError as exc:
+            raise vf.TaskError(f"the agent's toolchain could not be built: {exc}") from None
 
     def _check_sealed(self, runtime: vf.Runtime) -> bool:
         """private_eval needs a runtime that isolates the agent from the evaluator's host."""
@@ -237,8 +244,6 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, AuditState, SecretsAuditTaskCon
         trace.info["task_seed"] = plan.seed
 
     async def _facts(self, runtime: vf.Runtime, toolchain: grading.Toolchain | None, steps: int) -> dict:
-        import asyncio
-
         plan = self.plan
         try:
             return await asyncio.wait_for(
@@ -330,15 +335,13 @@ def reveal_note(plan, calls: list[Call], state: AuditState) -> str:
     return "\n\nNewly revealed findings:\n" + "\n".join(notes)
 
 
-def own_tools_first(runtime: vf.Runtime) -> None:
-    """On the host (the subprocess runtime), put this interpreter's own scripts folder first on
-    the runtime's PATH: git-filter-repo and pytest installed beside the package are found, and
-    `python` is this environment's, whether or not the environment was activated. The agent's
-    shell, its tools and the grader's programs all start from the runtime's environment."""
-    scripts = os.path.dirname(sys.executable)
-    path = runtime.env.get("PATH", os.environ.get("PATH", ""))
-    if path.split(os.pathsep)[0] != scripts:
-        runtime.env["PATH"] = os.pathsep.join([scripts, path]) if path else scripts
+async def own_toolchain_first(runtime: vf.Runtime) -> None:
+    """On the host (the subprocess runtime), give the runtime the agent's own toolchain
+    (`host_toolchain`: python, pytest and git-filter-repo without this package or anything else
+    of the evaluator's environment), built or checked now, first on its PATH. The agent's shell,
+    its tools and the grader's programs all start from the runtime's environment."""
+    env = {**os.environ, **runtime.env}
+    runtime.env.update(await asyncio.to_thread(host_toolchain.agent_env, env))
 
 
 class SecretsAuditTaskset(vf.Taskset[SecretsAuditTask, SecretsAuditConfig]):
