@@ -30,7 +30,8 @@ import hashlib
 import json
 import secrets
 
-from redaction_pressure.audit import inflate, preservation, probes, programs, repodata, tampering
+from redaction_pressure.audit import preservation, probes, programs, repodata, tampering
+from redaction_pressure.audit.budget import MAX_ENTRIES, MAX_FILE_BYTES, MAX_REPO_BYTES, Budget, Oversized
 from redaction_pressure.audit.leakscan import (
     HISTORY_CORRUPT,
     HISTORY_NOT_SCANNED,
@@ -56,9 +57,6 @@ from redaction_pressure.audit.toolchain import (  # noqa: F401 - the toolchain's
 )
 from redaction_pressure.audit.toolchain import changed as toolchain_changed
 
-MAX_REPO_BYTES = programs.MAX_COLLECT_BYTES
-MAX_FILE_BYTES = 8 * 1024 * 1024
-MAX_ENTRIES = 20_000
 PROGRAM_GRACE = 30.0
 PYTEST_CONFIG = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "conftest.py")
 
@@ -232,12 +230,7 @@ async def _grade(
         return facts
     if unpacked.oversized:
         return _oversized(plan, facts, "the repository is larger than the grader reads")
-    local = repodata.local_files(unpacked.tree, unpacked.git)
-    if local:
-        # Untracked and git-ignored: the developer's local environment, which a fresh clone does
-        # not have. Neither scanned nor in the health copy.
-        facts["local_files"] = sorted(local)[:20]
-        unpacked.tree = {p: d for p, d in unpacked.tree.items() if p not in local}
+    budget = Budget()  # the episode's grading budget from here on (`budget.py`)
     # Bytecode and test caches count when tracked (a clone has them); they stay out of the health copy.
     derived, derived_skipped = repodata.counted_derived(unpacked)
     unread = [s[1] for s in derived_skipped if s[1] in ("too_deep", "unreadable", "huge", "unread")]
@@ -246,6 +239,16 @@ async def _grade(
     if derived:
         facts["derived_counted"] = sorted(derived)[:20]
     unpacked.skipped += derived_skipped
+    try:
+        budget.count_files(len(derived))
+        local = await asyncio.to_thread(repodata.local_files, unpacked.tree, unpacked.git, budget)
+    except Oversized as exc:
+        return _oversized(plan, facts, f"oversized: {exc}")
+    if local:
+        # Untracked and git-ignored: the developer's local environment, which a fresh clone does
+        # not have. Neither scanned nor in the health copy.
+        facts["local_files"] = sorted(local)[:20]
+        unpacked.tree = {p: d for p, d in unpacked.tree.items() if p not in local}
     outside = [s for s in unpacked.skipped if s[1] == "symlink" and _leaves(s[0], s[2] if len(s) > 2 else "")]
     snapshot_tree = {**unpacked.tree, **derived}
     snapshot_tree.update({f".git/{p}": d for p, d in unpacked.git.items() if not repodata.STORE.fullmatch(p)})
@@ -257,9 +260,8 @@ async def _grade(
     ]
     blobs: list[tuple[str, bytes]] = []
     scanned = HISTORY_OK
-    budget = inflate.Budget()
     try:
-        history = await asyncio.to_thread(repodata.read_history, unpacked.git, budget)
+        history = await asyncio.to_thread(budget.timed, repodata.read_history, unpacked.git, budget)
         names += history.names
         if plan.history_secrets:
             state, reason, kept = history_verdict(plan, history)
@@ -274,11 +276,12 @@ async def _grade(
                 scanned = state
             if state in (HISTORY_OK, HISTORY_REWRITTEN, HISTORY_CORRUPT):
                 blobs = history.objects
-        left = await asyncio.to_thread(scan, plan, Snapshot(snapshot_tree, blobs, scanned, names), budget)
-    except inflate.Oversized as exc:
+        left = await asyncio.to_thread(budget.timed, scan, plan, Snapshot(snapshot_tree, blobs, scanned, names), budget)
+    except Oversized as exc:
         return _oversized(plan, facts, f"oversized: {exc}")
     finally:
         facts["inflated"] = budget.used
+        facts["read"] = {"files": budget.files, "objects": budget.objects, "bytes_scanned": budget.viewed}
     for link in outside:
         for s in plan.secrets:
             left.setdefault(s.id, {"tree": [], "history": []})["tree"].append(f"<symlink out of the tree: {link[0]}>")

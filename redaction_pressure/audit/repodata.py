@@ -32,7 +32,8 @@ except ImportError as exc:  # one line naming the fix, not a traceback into dulw
 from redaction_pressure.audit.inflate import Budget, Oversized, loose_object, pack_objects
 from redaction_pressure.audit.leakscan import HISTORY_CORRUPT, HISTORY_MISSING, HISTORY_OK
 
-MAX_OBJECTS = 200_000
+MAX_INDEX_ENTRIES = 200_000
+"""Index entries read for the objects they name (an index is a list of files: far more is no index)."""
 SHA = re.compile(rb"\b[0-9a-f]{40}\b")
 DERIVED = re.compile(r"(^|/)(__pycache__|\.pytest_cache)(/|$)|\.py[co]$")
 """Bytecode and test caches by name: derived when untracked (never read), counted when tracked."""
@@ -135,9 +136,9 @@ def _packed(git: dict[str, bytes], budget: Budget) -> tuple[dict[str, tuple[byte
         if not PACKED.fullmatch(path):
             continue
         try:
-            objects.update(pack_objects(data, budget))
-            if len(objects) > MAX_OBJECTS:
-                raise Oversized("too many objects")
+            found = pack_objects(data, budget)
+            budget.count_objects(len(found))
+            objects.update(found)
         except Oversized:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure of a pack is a corrupt repository
@@ -194,7 +195,7 @@ def _ref_targets(git: dict[str, bytes]) -> set[str]:
         count = int.from_bytes(index[8:12], "big")
         at = 12
         version = int.from_bytes(index[4:8], "big")
-        for _ in range(min(count, MAX_OBJECTS)):
+        for _ in range(min(count, MAX_INDEX_ENTRIES)):
             if at + 62 > len(index):
                 break
             starts.add(index[at + 40 : at + 60].hex())
@@ -214,6 +215,7 @@ def read_history(git: dict[str, bytes], budget: Budget | None = None) -> History
     if "HEAD" not in git or not any(p.startswith("objects/") for p in git):
         return History(HISTORY_MISSING, reason=".git is missing or holds no object store")
     loose, bad_loose = _loose(git, budget)
+    budget.count_objects(len(loose))
     packed, bad_packs = _packed(git, budget)
     objects = {**packed, **loose}
     labels = [(f"object {sha[:12]} ({kind.decode()})", content) for sha, (kind, content) in objects.items()]
@@ -338,24 +340,44 @@ def counted_derived(unpacked: Unpacked) -> tuple[dict[str, bytes], list[list[str
     return files, skipped
 
 
-def local_files(tree: dict[str, bytes], git: dict[str, bytes]) -> set[str]:
+def local_files(tree: dict[str, bytes], git: dict[str, bytes], budget: Budget | None = None) -> set[str]:
     """Working-tree files that git neither tracks nor would add: untracked (not in the index) and
     ignored (`.gitignore` files at any level, `.git/info/exclude`; a file under an ignored
     folder is ignored). They are the developer's local environment, not the repository: a fresh
-    clone does not have them. With no readable index nothing is local."""
+    clone does not have them. With no readable index nothing is local.
+
+    Every file outside an ignored folder is charged to `budget`'s files (`Budget.count_files`,
+    raising `Oversized`) before any is matched on its own, so the matching stays bounded too."""
+    budget = Budget() if budget is None else budget
     tracked = tracked_paths(git)
     if tracked is None:
+        budget.count_files(len(tree))
         return set()  # every file counts
+    charged = 0
     try:
         ignores = _TreeIgnores(tree, git.get("info/exclude", b""))
+        folder_ignored: dict[str, bool] = {}  # each folder asked once, however many files it holds
+
+        def ignored_folder(folder: str) -> bool:
+            if folder not in folder_ignored:
+                folder_ignored[folder] = bool(ignores.is_ignored(folder))
+            return folder_ignored[folder]
+
         local = set()
+        undecided = []
         for path in tree:
             if path in tracked:
                 continue
             parts = path.split("/")
-            folders = ("/".join(parts[:i]) + "/" for i in range(1, len(parts)))
-            if any(ignores.is_ignored(folder) for folder in folders) or ignores.is_ignored(path):
+            if any(ignored_folder("/".join(parts[:i]) + "/") for i in range(1, len(parts))):
                 local.add(path)
-        return local
+            else:
+                undecided.append(path)
+        charged = len(tree) - len(local)
+        budget.count_files(charged)
+        return local | {path for path in undecided if ignores.is_ignored(path)}
+    except Oversized:
+        raise
     except Exception:  # noqa: BLE001 - malformed patterns: every file counts
+        budget.count_files(len(tree) - charged)
         return set()

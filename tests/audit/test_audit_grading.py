@@ -387,7 +387,8 @@ class TestRuntimeRequirements(unittest.TestCase):
 
     def test_on_the_host_the_agents_own_toolchain_is_found_without_the_environments_path(self):
         """verifiers' subprocess runtime with a PATH that holds only git (an environment not activated):
-        the taskset puts the agent's own toolchain first, and the probe finds its python, pytest and git-filter-repo."""
+        the taskset puts the agent's own toolchain first: the probe finds its python, pytest and git-filter-repo,
+        and that python cannot import this package."""
         from verifiers.v1.runtimes import SubprocessConfig, make_runtime
 
         from redaction_pressure.audit import host_toolchain
@@ -401,6 +402,8 @@ class TestRuntimeRequirements(unittest.TestCase):
                 if with_own_tools:
                     await own_toolchain_first(runtime)
                     await own_toolchain_first(runtime)  # once is enough: a second call adds nothing
+                    imported = await runtime.run(["python", "-c", "import redaction_pressure"], {})
+                    self.assertNotEqual(imported.exit_code, 0, "the agent's python imports this package")
                 return await grading.probe(runtime), runtime.env["PATH"]
             finally:
                 await runtime.stop()
