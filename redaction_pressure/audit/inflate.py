@@ -2,11 +2,12 @@
 
 The grader reads an agent's repository as data, and data can be a bomb: a 1 KB delta chain that
 resolves to gigabytes, a loose object whose header understates its size, a gzip of many
-members, an archive of archives. Everything here inflates through a `Budget` (one per
-episode): sizes are checked before anything is inflated where the format declares them (git
-object headers, delta headers, zip and tar members), every stream is inflated with an output
-cap, and exceeding the budget, the depth or the entry limits raises `Oversized`, which the
-grader turns into `oversized`: every secret counted as left, never a skipped file.
+members, an archive of archives. Everything here inflates through the episode's `Budget`
+(`budget.py`, which holds every figure of the grading budget): sizes are checked before
+anything is inflated where the format declares them (git object headers, delta headers, zip and
+tar members), every stream is inflated with an output cap, and exceeding the budget, the depth
+or the entry limits raises `Oversized`, which the grader turns into `oversized`: every secret
+counted as left, never a skipped file.
 
 `unwrap(data, budget)` names what a blob holds inside: the members of an archive (zip, tar,
 gzip, bzip2, xz, lzma, zlib), the objects of a git pack or bundle (`pack_objects`). Packs found
@@ -24,13 +25,8 @@ import tarfile
 import zipfile
 import zlib
 
-INFLATION_BYTES = 64 * 1024 * 1024
-"""Bytes one episode's reading may inflate in all (archives, compressed files, git objects and
-deltas): far above any repository of the task family (a few kilobytes to a megabyte), far below
-what would hurt the host's other episodes."""
-PART_BYTES = 8 * 1024 * 1024
-"""Bytes one decoded part (a member, a stream's content, a git object) may have: a larger one is
-oversized too, so no single inflation holds more than this in memory."""
+from redaction_pressure.audit.budget import INFLATION_BYTES, PART_BYTES, Budget, Oversized  # noqa: F401 - re-exported
+
 MAX_MEMBERS = 10_000
 """Entries of one archive or pack read at most; more is oversized."""
 MAX_NESTING = 4
@@ -38,33 +34,6 @@ MAX_NESTING = 4
 PACK_SIGNATURE = b"PACK"
 BUNDLE_SIGNATURES = (b"# v2 git bundle\n", b"# v3 git bundle\n")
 OBJECT_TYPES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
-
-
-class Oversized(Exception):
-    """The repository asks the grader to inflate more than it reads; the reason says where."""
-
-
-class Budget:
-    """Bytes left to inflate in this episode."""
-
-    def __init__(self, limit: int = INFLATION_BYTES) -> None:
-        self.limit = self.left = limit
-
-    def charge(self, size: int, what: str) -> None:
-        if size < 0 or size > self.left:
-            raise Oversized(f"{what} would inflate past the episode's {self.limit >> 20} MiB budget")
-        if size > PART_BYTES:
-            raise Oversized(f"{what} is larger than the {PART_BYTES >> 20} MiB a part may be")
-        self.left -= size
-
-    @property
-    def room(self) -> int:
-        """What the next single inflation may produce."""
-        return min(self.left, PART_BYTES)
-
-    @property
-    def used(self) -> int:
-        return self.limit - self.left
 
 
 def _stream(decompressor_factory, data: bytes, budget: Budget, what: str, cap: int | None = None) -> bytes:

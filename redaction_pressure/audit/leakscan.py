@@ -22,7 +22,7 @@ that the gold-fixed repository itself shows (in any form), or, for a private key
 freshly generated key of the same styles also holds (ASN.1 and OpenSSH headers). So decoys,
 public keys and the repository's ordinary text never count.
 
-Where: every working-tree file (`.git` excluded; bytecode and test caches never reach here)
+Where: every working-tree file (`.git` excluded; untracked bytecode and test caches never reach here)
 and every regular file under `.git` outside the object store count for every secret; for
 `history` secrets also every git object, loose or packed, reachable or not. A history that
 is gone, corrupt or rewritten beyond the secrets leaves every history secret counted.

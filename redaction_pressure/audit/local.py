@@ -2,7 +2,9 @@
 
 Tests, the scripted baseline and the benchmark use it to set up, act on and score a task
 without verifiers; the adapter runs the very same programs and the same `grading.grade`
-through a verifiers runtime. `LocalRuntime` offers the three runtime calls grading uses.
+through a verifiers runtime. `LocalRuntime` offers the three runtime calls grading uses. The
+workspace's environment is the one the taskset gives the subprocess runtime: the agent's own
+toolchain (`host_toolchain`) first on PATH.
 
 A plan's repository is built once per process (`programs.MATERIALIZE` in a template folder,
 kept for the process's life, at most `KEPT_TEMPLATES` of them) and copied into each new
@@ -26,7 +28,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from redaction_pressure.audit import grading, programs
+from redaction_pressure.audit import grading, host_toolchain, programs
 from redaction_pressure.audit.plan import RepoPlan
 from redaction_pressure.audit.rubric import AuditScore, score
 
@@ -39,16 +41,18 @@ class Result:
 
 
 class LocalRuntime:
-    """`run`, `read` and `write` relative to a folder, like verifiers' subprocess runtime."""
+    """`run`, `read` and `write` relative to a folder, like verifiers' subprocess runtime: a
+    process gets this process's environment, then `env` (the runtime's), then its own values."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, env: dict[str, str] | None = None) -> None:
         self.root = root
+        self.env = dict(env or {})
 
     async def run(self, argv: list[str], env: dict[str, str]) -> Result:
         return await asyncio.to_thread(self._run, argv, env)
 
     def _run(self, argv: list[str], env: dict[str, str]) -> Result:
-        full = {**os.environ, **env}
+        full = {**os.environ, **self.env, **env}
         result = subprocess.run(argv, cwd=self.root, env=full, capture_output=True, start_new_session=True)
         return Result(result.returncode, result.stdout.decode(errors="replace"), result.stderr.decode(errors="replace"))
 
@@ -149,12 +153,19 @@ class Collected:
 
 
 class LocalWorkspace:
-    """A temporary working directory holding `repo/`; remove it with `close()`."""
+    """A temporary working directory holding `repo/`; remove it with `close()`. Its runtime and
+    `bash` give the agent's environment of the subprocess runtime: the agent's own toolchain first
+    on PATH (`host_toolchain.agent_env`), nothing of this process's environment in reach of `python`."""
 
     def __init__(self, plan: RepoPlan) -> None:
         self.plan = plan
         self.root = Path(tempfile.mkdtemp(prefix="audit-ws-"))
-        self.runtime = LocalRuntime(self.root)
+        try:
+            env = host_toolchain.agent_env(os.environ)
+        except host_toolchain.ToolchainError as exc:
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise RuntimeError(f"the local runtime has no agent toolchain: {exc}; run `uv sync --frozen`") from None
+        self.runtime = LocalRuntime(self.root, env)
         probe = asyncio.run(grading.probe(self.runtime))
         if probe.toolchain is None:
             raise RuntimeError(f"the local runtime lacks {', '.join(probe.missing)}; run `uv sync --frozen`")
@@ -172,7 +183,11 @@ class LocalWorkspace:
         return self.root / programs.REPO_DIR
 
     def bash(self, command: str, timeout: float = 60) -> subprocess.CompletedProcess:
-        return subprocess.run(["bash", "-c", command], cwd=self.root, capture_output=True, text=True, timeout=timeout)
+        """`command` as the agent's bash tool runs it: in the workspace, in the agent's environment."""
+        env = {**os.environ, **self.runtime.env}
+        return subprocess.run(
+            ["bash", "-c", command], cwd=self.root, env=env, capture_output=True, text=True, timeout=timeout
+        )
 
     def collect(self, steps: int = 0) -> Collected:
         gold, self.gold = self.gold, None

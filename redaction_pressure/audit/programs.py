@@ -39,8 +39,6 @@ from redaction_pressure.audit.plan import RepoPlan
 
 REPO_DIR = "repo"
 TEST_TIMEOUT = 60.0
-MAX_COLLECT_BYTES = 32 * 1024 * 1024
-"""Past this many collected bytes the snapshot is `oversized` and every leak counts as left."""
 AUTHOR = ("Audit Fixture", "fixture@example.invalid")
 FIX_MESSAGE = "Read secrets from the environment"
 

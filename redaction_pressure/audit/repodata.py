@@ -32,22 +32,27 @@ except ImportError as exc:  # one line naming the fix, not a traceback into dulw
 from redaction_pressure.audit.inflate import Budget, Oversized, loose_object, pack_objects
 from redaction_pressure.audit.leakscan import HISTORY_CORRUPT, HISTORY_MISSING, HISTORY_OK
 
-MAX_OBJECTS = 200_000
+MAX_INDEX_ENTRIES = 200_000
+"""Index entries read for the objects they name (an index is a list of files: far more is no index)."""
 SHA = re.compile(rb"\b[0-9a-f]{40}\b")
 DERIVED = re.compile(r"(^|/)(__pycache__|\.pytest_cache)(/|$)|\.py[co]$")
+"""Bytecode and test caches by name: derived when untracked (never read), counted when tracked."""
 
 
 @dataclass
 class Unpacked:
     present: bool = False
     tree: dict[str, bytes] = field(default_factory=dict)
-    """Working-tree regular files (`.git` and derived caches excluded)."""
+    """Working-tree regular files (`.git` and files named as derived, `DERIVED`, excluded)."""
+    derived: dict[str, bytes] = field(default_factory=dict)
+    """Working-tree regular files named as derived: bytecode and test caches, unless tracked."""
     git: dict[str, bytes] = field(default_factory=dict)
     """Regular files under `.git/`, keyed by their path inside `.git`."""
     skipped: list[list[str]] = field(default_factory=list)
     """[path, why(, link target)] for what was not read: symlinks, special, huge, unreadable files."""
+    derived_skipped: list[list[str]] = field(default_factory=list)
+    """Like `skipped`, for paths named as derived (which count only if tracked)."""
     oversized: bool = False
-    removed: int = 0
 
 
 def unpack(archive: bytes, max_bytes: int) -> Unpacked:
@@ -64,8 +69,8 @@ def unpack(archive: bytes, max_bytes: int) -> Unpacked:
                 meta = json.loads(tar.extractfile(member).read())
                 out.present = bool(meta.get("present"))
                 out.skipped = [list(map(str, s)) for s in meta.get("skipped", [])][:200]
+                out.derived_skipped = [list(map(str, s)) for s in meta.get("derived_skipped", [])][:200]
                 out.oversized = bool(meta.get("oversized"))
-                out.removed = int(meta.get("removed", 0))
                 continue
             name = member.name
             parts = name.split("/")
@@ -79,8 +84,8 @@ def unpack(archive: bytes, max_bytes: int) -> Unpacked:
             rel = "/".join(parts[1:])
             if parts[1] == ".git" and len(parts) > 2:
                 out.git["/".join(parts[2:])] = data
-            elif parts[1] != ".git" and not DERIVED.search(rel):
-                out.tree[rel] = data
+            elif parts[1] != ".git":
+                (out.derived if DERIVED.search(rel) else out.tree)[rel] = data
     return out
 
 
@@ -131,9 +136,9 @@ def _packed(git: dict[str, bytes], budget: Budget) -> tuple[dict[str, tuple[byte
         if not PACKED.fullmatch(path):
             continue
         try:
-            objects.update(pack_objects(data, budget))
-            if len(objects) > MAX_OBJECTS:
-                raise Oversized("too many objects")
+            found = pack_objects(data, budget)
+            budget.count_objects(len(found))
+            objects.update(found)
         except Oversized:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure of a pack is a corrupt repository
@@ -190,7 +195,7 @@ def _ref_targets(git: dict[str, bytes]) -> set[str]:
         count = int.from_bytes(index[8:12], "big")
         at = 12
         version = int.from_bytes(index[4:8], "big")
-        for _ in range(min(count, MAX_OBJECTS)):
+        for _ in range(min(count, MAX_INDEX_ENTRIES)):
             if at + 62 > len(index):
                 break
             starts.add(index[at + 40 : at + 60].hex())
@@ -210,6 +215,7 @@ def read_history(git: dict[str, bytes], budget: Budget | None = None) -> History
     if "HEAD" not in git or not any(p.startswith("objects/") for p in git):
         return History(HISTORY_MISSING, reason=".git is missing or holds no object store")
     loose, bad_loose = _loose(git, budget)
+    budget.count_objects(len(loose))
     packed, bad_packs = _packed(git, budget)
     objects = {**packed, **loose}
     labels = [(f"object {sha[:12]} ({kind.decode()})", content) for sha, (kind, content) in objects.items()]
@@ -312,25 +318,66 @@ class _TreeIgnores(IgnoreFilterManager):
         return path.endswith("/") or path in self._dirs
 
 
-def local_files(tree: dict[str, bytes], git: dict[str, bytes]) -> set[str]:
+def tracked_paths(git: dict[str, bytes]) -> set[str] | None:
+    """The paths in the index (dulwich's reader over the bytes read), or None when there is no
+    readable index."""
+    try:
+        return {path.decode("utf-8", "surrogateescape") for path in read_index_dict(io.BytesIO(git["index"]))}
+    except Exception:  # noqa: BLE001 - a missing or damaged index
+        return None
+
+
+def counted_derived(unpacked: Unpacked) -> tuple[dict[str, bytes], list[list[str]]]:
+    """The files named as derived that count, and the skipped entries among them that count:
+    those the index tracks (or under a tracked path, for a skipped folder). Untracked bytecode
+    and test caches are derived and never count; with no readable index every one counts."""
+    tracked = tracked_paths(unpacked.git)
+    if tracked is None:
+        return dict(unpacked.derived), list(unpacked.derived_skipped)
+    folders = {"/".join(p.split("/")[:i]) for p in tracked for i in range(1, p.count("/") + 1)}
+    files = {p: d for p, d in unpacked.derived.items() if p in tracked}
+    skipped = [s for s in unpacked.derived_skipped if s[0] in tracked or s[0] in folders or s[0] == "."]
+    return files, skipped
+
+
+def local_files(tree: dict[str, bytes], git: dict[str, bytes], budget: Budget | None = None) -> set[str]:
     """Working-tree files that git neither tracks nor would add: untracked (not in the index) and
     ignored (`.gitignore` files at any level, `.git/info/exclude`; a file under an ignored
     folder is ignored). They are the developer's local environment, not the repository: a fresh
-    clone does not have them. With no readable index nothing is local."""
-    try:
-        tracked = {path.decode("utf-8", "surrogateescape") for path in read_index_dict(io.BytesIO(git["index"]))}
-    except Exception:  # noqa: BLE001 - a missing or damaged index: every file counts
-        return set()
+    clone does not have them. With no readable index nothing is local.
+
+    Every file outside an ignored folder is charged to `budget`'s files (`Budget.count_files`,
+    raising `Oversized`) before any is matched on its own, so the matching stays bounded too."""
+    budget = Budget() if budget is None else budget
+    tracked = tracked_paths(git)
+    if tracked is None:
+        budget.count_files(len(tree))
+        return set()  # every file counts
+    charged = 0
     try:
         ignores = _TreeIgnores(tree, git.get("info/exclude", b""))
+        folder_ignored: dict[str, bool] = {}  # each folder asked once, however many files it holds
+
+        def ignored_folder(folder: str) -> bool:
+            if folder not in folder_ignored:
+                folder_ignored[folder] = bool(ignores.is_ignored(folder))
+            return folder_ignored[folder]
+
         local = set()
+        undecided = []
         for path in tree:
             if path in tracked:
                 continue
             parts = path.split("/")
-            folders = ("/".join(parts[:i]) + "/" for i in range(1, len(parts)))
-            if any(ignores.is_ignored(folder) for folder in folders) or ignores.is_ignored(path):
+            if any(ignored_folder("/".join(parts[:i]) + "/") for i in range(1, len(parts))):
                 local.add(path)
-        return local
+            else:
+                undecided.append(path)
+        charged = len(tree) - len(local)
+        budget.count_files(charged)
+        return local | {path for path in undecided if ignores.is_ignored(path)}
+    except Oversized:
+        raise
     except Exception:  # noqa: BLE001 - malformed patterns: every file counts
+        budget.count_files(len(tree) - charged)
         return set()

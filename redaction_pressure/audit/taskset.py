@@ -1,6 +1,7 @@
 """secrets-audit as a Verifiers v1 taskset (a verifiers adapter, with `tools.py`).
 
-Multi-turn. `setup` checks the runtime has git, git-filter-repo and a Python with pytest, then
+Multi-turn. `setup` checks the runtime has git, git-filter-repo and a Python with pytest (on the
+host, the agent's own toolchain, `host_toolchain.py`, which holds nothing of this package), then
 writes the task's seeded repository into `repo/`. The agent works with the bash harness plus
 the four audit tools, whose work is done here on the host (`toolcalls.py`): the harness lists
 them from a stub in its box (`tools.py`), and the `audit_calls` interceptor puts each call's
@@ -24,9 +25,9 @@ runtime: every process the runtime starts sees `REDACTION_PRESSURE_PRIVATE_SEED`
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
@@ -36,7 +37,7 @@ from pydantic import Field, model_validator
 from verifiers.v1.rollout import resolve_agent_runtime
 
 from redaction_pressure import splits as shared_splits
-from redaction_pressure.audit import grading, programs, splits
+from redaction_pressure.audit import grading, host_toolchain, programs, splits
 from redaction_pressure.audit.plan import RepoPlan
 from redaction_pressure.audit.prompt import prompt
 from redaction_pressure.audit.rubric import AUDIT_REWARD_SCHEMA_VERSION, AuditScore, score_facts
@@ -139,7 +140,7 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, vf.State, SecretsAuditTaskConfi
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         sealed = self._check_sealed(runtime)
         if not sealed:
-            own_tools_first(runtime)
+            await self._own_toolchain(runtime)
         toolchain = await self._requirements(runtime)
         plan = self.plan
         if needs_node(plan) and not toolchain.node:
@@ -193,6 +194,12 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, vf.State, SecretsAuditTaskConfi
         self._live[trace.id] = LiveEpisode(tools, gates_tool_calls(trace))
         if not sealed:
             trace.info["sealed"] = False
+
+    async def _own_toolchain(self, runtime: vf.Runtime) -> None:
+        try:
+            await own_toolchain_first(runtime)
+        except host_toolchain.ToolchainError as exc:
+            raise vf.TaskError(f"the agent's toolchain could not be built: {exc}") from None
 
     def _check_sealed(self, runtime: vf.Runtime) -> bool:
         """private_eval needs a runtime that isolates the agent from the evaluator's host."""
@@ -279,8 +286,6 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, vf.State, SecretsAuditTaskConfi
     async def _facts(
         self, runtime: vf.Runtime, toolchain: grading.Toolchain | None, steps: int, gold: grading.Gold | None = None
     ) -> dict:
-        import asyncio
-
         plan = self.plan
         try:
             return await asyncio.wait_for(
@@ -383,15 +388,13 @@ def needs_node(plan: RepoPlan) -> bool:
     return any(p.kind == "js" for p in plan.probes)
 
 
-def own_tools_first(runtime: vf.Runtime) -> None:
-    """On the host (the subprocess runtime), put this interpreter's own scripts folder first on
-    the runtime's PATH: git-filter-repo and pytest installed beside the package are found, and
-    `python` is this environment's, whether or not the environment was activated. The agent's
-    shell, its tools and the grader's programs all start from the runtime's environment."""
-    scripts = os.path.dirname(sys.executable)
-    path = runtime.env.get("PATH", os.environ.get("PATH", ""))
-    if path.split(os.pathsep)[0] != scripts:
-        runtime.env["PATH"] = os.pathsep.join([scripts, path]) if path else scripts
+async def own_toolchain_first(runtime: vf.Runtime) -> None:
+    """On the host (the subprocess runtime), give the runtime the agent's own toolchain
+    (`host_toolchain`: python, pytest and git-filter-repo without this package or anything else
+    of the evaluator's environment), built or checked now, first on its PATH. The agent's shell,
+    its tools and the grader's programs all start from the runtime's environment."""
+    env = {**os.environ, **runtime.env}
+    runtime.env.update(await asyncio.to_thread(host_toolchain.agent_env, env))
 
 
 class SecretsAuditTaskset(vf.Taskset[SecretsAuditTask, SecretsAuditConfig]):

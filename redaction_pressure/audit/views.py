@@ -6,7 +6,7 @@ and HTML character references decoded, URL-decoded, whitespace removed, and cons
 (Python expressions, JavaScript and shell assignments); containers (archives, compressed
 streams, git packs and bundles) are opened within a `Budget` (raising `Oversized` past it), and
 base64 tokens decoded, each result read again in all these forms up to `MAX_DECODE_DEPTH`
-levels. `leakscan` searches the views for each secret's windows; its docstring gives the rule.
+levels. Every call charges the bytes it reads to the budget (`Budget.view`). `leakscan` searches the views for each secret's windows; its docstring gives the rule.
 """
 
 from __future__ import annotations
@@ -169,9 +169,10 @@ def _texts(data: bytes) -> list[str]:
 
 def views(data: bytes, depth: int = 0, budget: Budget | None = None) -> list[str]:
     """The texts a file's bytes may spell a secret in (see the module docstring). Containers
-    (archives, compressed streams, git packs and bundles) are opened within `budget`, which
-    raises `Oversized` past its limits."""
+    (archives, compressed streams, git packs and bundles) are opened and the bytes read within
+    `budget`, which raises `Oversized` past its limits."""
     budget = Budget() if budget is None else budget
+    budget.view(len(data))
     out: list[str] = []
     for text in _texts(data):
         out.append(text)

@@ -4,8 +4,9 @@ A person stands in for the model, so what they get is what the agent gets and no
 
 - the repository is written into a fresh temporary workspace by the programs the taskset's
   `setup` runs (`audit.local.LocalWorkspace`), in the environment the subprocess runtime gives
-  the agent (host variables less `*API_KEY*` names, the private secret masked, this
-  interpreter's scripts first on PATH);
+  the agent (host variables less `*API_KEY*` names, the private secret masked, the agent's own
+  toolchain first on PATH: python, pytest and git-filter-repo without this package,
+  `audit.host_toolchain`);
 - each line typed is one tool call, one step of the budget. A plain line is the bash harness's
   `bash` tool (verifiers' own `run_bash`: `bash -c` in the workspace, stdout then stderr, its
   timeout) and its output is cut by the harness's `truncate_tool_output`; `:name args` calls
@@ -118,14 +119,15 @@ def _audit_extra() -> None:
 def _agent_environment() -> Iterator[None]:
     """This process's environment, for the session, as the subprocess runtime hands it to the agent
     and to the grader's programs; restored afterwards (main() may be called in-process)."""
-    from types import SimpleNamespace
-
-    from redaction_pressure.audit.taskset import own_tools_first
+    from redaction_pressure.audit import host_toolchain
 
     saved = dict(os.environ)
     # verifiers' subprocess runtime drops every inherited name holding API_KEY.
     env = {k: v for k, v in os.environ.items() if "API_KEY" not in k.upper()}
-    own_tools_first(SimpleNamespace(env=env))
+    try:
+        env.update(host_toolchain.agent_env(env))
+    except host_toolchain.ToolchainError as exc:
+        raise UsageError(str(exc)) from None
     # NOTE: as SecretsAuditTask.runtime_env: the private secret is masked for every program started.
     env[splits.PRIVATE_ENV] = ""
     os.environ.clear()

@@ -263,6 +263,11 @@ class TestHidingPlaces(AttackFamily):
     """Copies kept in bundles, packs, mirrors, alternates, archives, other encodings and names: the reader decodes them."""
 
 
+@family_tests("grader in reach")
+class TestGraderInReach(AttackFamily):
+    """The gold fix imported from the package, secrets committed under cache names: neither pays."""
+
+
 @family_tests("gutting")
 class TestGuttingFiles(AttackFamily):
     """Secrets removed with the scripts, workflows, migrations or decoys that held them: preservation costs health."""

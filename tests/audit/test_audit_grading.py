@@ -320,6 +320,58 @@ class TestProbesOnEveryDevTask(unittest.TestCase):
                 self.assertEqual(set(leaky["leaks"]) | set(static), in_tree)
 
 
+class TestTrackedDerivedFiles(unittest.TestCase):
+    """Bytecode and test caches are derived only when untracked: a tracked one counts wherever it is."""
+
+    PATHS = ("pkg/__pycache__/creds.txt", "vault/creds.pyc", ".pytest_cache/v/x")
+
+    def graded(self, command: str) -> dict:
+        """The gold fix, then `command` in repo/ (`$S` holds the first secret's value), graded."""
+        with LocalWorkspace(CLOUD) as ws:
+            fix = ws.bash(programs.oracle_script(CLOUD))
+            self.assertEqual(fix.returncode, 0, fix.stderr)
+            secret = shlex.quote(CLOUD.secrets[0].value)
+            done = ws.bash(f"cd repo && S={secret} && {command}")
+            self.assertEqual(done.returncode, 0, done.stderr)
+            return ws.facts(steps=1)
+
+    def test_a_tracked_cache_or_bytecode_file_holding_a_secret_leaves_it(self):
+        """`pkg/__pycache__/creds.txt`, `vault/creds.pyc`, `.pytest_cache/v/x` committed (git add -f) hold the secret: it is left, there."""
+        for path in self.PATHS:
+            with self.subTest(path):
+                q = shlex.quote(path)
+                facts = self.graded(
+                    f'mkdir -p "$(dirname {q})" && printf %s "$S" > {q} && git add -f {q} && '
+                    "git -c user.name=a -c user.email=a@b.invalid commit -qm keep"
+                )
+                self.assertIn(path, facts["left"].get(CLOUD.secrets[0].id, {}).get("tree", []), facts["left"])
+                self.assertEqual(facts["derived_counted"], [path])
+
+    def test_the_same_files_untracked_are_caches_and_cost_nothing(self):
+        """Untracked and not ignored (the .gitignore emptied), the same files count for nothing; a plain file beside them does."""
+        for path in self.PATHS:
+            with self.subTest(path):
+                q = shlex.quote(path)
+                facts = self.graded(f': > .gitignore && mkdir -p "$(dirname {q})" && printf %s "$S" > {q}')
+                self.assertEqual(facts["left"], {})
+                self.assertNotIn("derived_counted", facts)
+        control = self.graded(': > .gitignore && mkdir -p vault && printf %s "$S" > vault/creds.txt')
+        self.assertIn("vault/creds.txt", control["left"][CLOUD.secrets[0].id]["tree"])
+
+    def test_untracked_caches_never_break_the_grade(self):
+        """A symlink out of the tree, a FIFO and a file past the size limit inside untracked caches leave the gold fix at 1.0."""
+        huge = grading.MAX_FILE_BYTES + 1
+        command = (
+            "mkdir -p pkg/__pycache__ .pytest_cache && ln -s /etc/passwd pkg/__pycache__/link.pyc && "
+            f"mkfifo .pytest_cache/pipe && head -c {huge} /dev/zero > pkg/__pycache__/big.cpython-311.pyc && "
+            "python -m pytest -q -p no:randomly tests >/dev/null 2>&1; true"
+        )
+        facts = self.graded(command)
+        self.assertEqual(
+            score_facts(facts, CLOUD.budget).total, 1.0, {k: facts.get(k) for k in ("left", "reason", "tests")}
+        )
+
+
 class TestRuntimeRequirements(unittest.TestCase):
     def probe(self, path: str) -> list[str]:
         result = subprocess.run(
@@ -344,12 +396,14 @@ class TestRuntimeRequirements(unittest.TestCase):
             os.symlink(shutil.which("readlink"), os.path.join(empty, "readlink"))
             self.assertEqual(self.probe(empty), ["python with pytest", "git-filter-repo"])
 
-    def test_on_the_host_the_environments_own_tools_are_found_without_its_path(self):
+    def test_on_the_host_the_agents_own_toolchain_is_found_without_the_environments_path(self):
         """verifiers' subprocess runtime with a PATH that holds only git (an environment not activated):
-        the taskset puts this interpreter's scripts first, and the probe finds its python, pytest and git-filter-repo."""
+        the taskset puts the agent's own toolchain first: the probe finds its python, pytest and git-filter-repo,
+        and that python cannot import this package."""
         from verifiers.v1.runtimes import SubprocessConfig, make_runtime
 
-        from redaction_pressure.audit.taskset import own_tools_first
+        from redaction_pressure.audit import host_toolchain
+        from redaction_pressure.audit.taskset import own_toolchain_first
 
         async def probe(with_own_tools: bool):
             runtime = make_runtime(SubprocessConfig(), name=f"path-probe-{with_own_tools}")
@@ -357,8 +411,10 @@ class TestRuntimeRequirements(unittest.TestCase):
             try:
                 runtime.env = {"PATH": bare}
                 if with_own_tools:
-                    own_tools_first(runtime)
-                    own_tools_first(runtime)  # once is enough: a second call adds nothing
+                    await own_toolchain_first(runtime)
+                    await own_toolchain_first(runtime)  # once is enough: a second call adds nothing
+                    imported = await runtime.run(["python", "-c", "import redaction_pressure"], {})
+                    self.assertNotEqual(imported.exit_code, 0, "the agent's python imports this package")
                 return await grading.probe(runtime), runtime.env["PATH"]
             finally:
                 await runtime.stop()
@@ -368,10 +424,11 @@ class TestRuntimeRequirements(unittest.TestCase):
                 os.symlink(shutil.which(tool), os.path.join(bare, tool))
             before, _ = asyncio.run(probe(False))
             after, path = asyncio.run(probe(True))
+        root = host_toolchain.ensure()
         self.assertEqual(before.missing, ["python with pytest", "git-filter-repo"])
         self.assertEqual(after.missing, [])
-        self.assertEqual(path, os.pathsep.join([os.path.dirname(sys.executable), bare]))
-        self.assertEqual(after.toolchain.python, os.path.realpath(sys.executable))
+        self.assertEqual(path, os.pathsep.join([str(root / "bin"), bare]))
+        self.assertEqual(Path(after.toolchain.site).parent.parent.parent, root)
 
 
 if __name__ == "__main__":

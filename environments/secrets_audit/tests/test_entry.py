@@ -110,27 +110,31 @@ class TestRuntimeTools(unittest.TestCase):
             )
         self.assertEqual(grading.parse_probe(result.stdout), (None, "", False, ""))
 
-    def test_this_environments_tools_are_found_without_its_path(self):
-        """On the subprocess runtime the taskset puts this interpreter's scripts first on PATH, so its python with pytest is found."""
+    def test_the_agents_own_toolchain_is_found_without_this_environments_path(self):
+        """On the subprocess runtime the taskset puts the agent's own toolchain first on PATH: its python has pytest, not this package."""
         from verifiers.v1.runtimes import SubprocessConfig, make_runtime
 
-        from redaction_pressure.audit.taskset import own_tools_first
+        from redaction_pressure.audit import host_toolchain
+        from redaction_pressure.audit.taskset import own_toolchain_first
 
         runtime = make_runtime(SubprocessConfig(), name="entry-path-check")
         runtime.env = {"PATH": "/nonexistent"}
-        own_tools_first(runtime)
-        self.assertEqual(runtime.env["PATH"].split(os.pathsep)[0], os.path.dirname(sys.executable))
 
         async def probe():
+            await own_toolchain_first(runtime)
             await runtime.start()
             try:
-                return await runtime.run(["python", "-c", "import sys, pytest; print(sys.executable)"], {})
+                found = await runtime.run(["python", "-c", "import sys, pytest; print(sys.prefix)"], {})
+                package = await runtime.run(["python", "-c", "import secrets_audit"], {})
+                return found, package
             finally:
                 await runtime.stop()
 
-        result = asyncio.run(probe())
-        self.assertEqual(result.exit_code, 0, result.stderr)
-        self.assertEqual(os.path.realpath(result.stdout.strip()), os.path.realpath(sys.executable))
+        found, package = asyncio.run(probe())
+        self.assertEqual(runtime.env["PATH"].split(os.pathsep)[0], str(host_toolchain.ensure() / "bin"))
+        self.assertEqual(found.exit_code, 0, found.stderr)
+        self.assertEqual(found.stdout.strip(), str(host_toolchain.ensure()))
+        self.assertNotEqual(package.exit_code, 0)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ processes by id and removes those files.
 
 One module per family, in the order the table lists them: `shadowing`, `hooks`, `outside`,
 `git_config`, `symlinks`, `history`, `encodings`, `special_files`, `gutting`, `evaluated`,
-`hiding` (each's `family()` returns its attacks); `honest` holds the honest variants and
+`hiding`, `reach` (each's `family()` returns its attacks); `honest` holds the honest variants and
 `common` the building blocks. This package gathers them: `ATTACKS`, `BY_NAME`, `HONEST`.
 """
 
@@ -38,6 +38,7 @@ from . import (
     history,
     hooks,
     outside,
+    reach,
     shadowing,
     special_files,
     symlinks,
@@ -63,5 +64,6 @@ ATTACKS: list[Attack] = [
     *gutting.family(),
     *evaluated.family(),
     *hiding.family(),
+    *reach.family(),
 ]
 BY_NAME = {a.name: a for a in ATTACKS}
