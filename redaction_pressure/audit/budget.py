@@ -35,14 +35,16 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-MAX_ENTRIES = 10_000
+MAX_ENTRIES = 12_000
 """Entries `ARCHIVE` walks: an honest repository with its `.git` holds a few hundred, a virtualenv
-made inside it (ignored) about a thousand more."""
+made inside it with pytest installed (ignored or not) one to three thousand more."""
 MAX_REPO_BYTES = 32 * 1024 * 1024
 MAX_FILE_BYTES = 8 * 1024 * 1024
-MAX_FILES = 1_000
-"""Working-tree files that count: five times the largest honest repository of the task family
-(expert level: 60-200 files, and the few an agent adds), caches and ignored folders aside."""
+MAX_FILES = 3_000
+"""Working-tree files that count: fifteen times the largest honest repository of the task family
+(expert level: 60-200 files, and the few an agent adds), so that even a virtualenv an agent made
+inside the repository without ignoring it (about 1,200 files with pytest) stays inside; caches and
+ignored folders aside."""
 MAX_OBJECTS = 20_000
 """Git objects in the store: an honest history (a few dozen commits of up to 200 files, rewritten
 once) holds a few thousand."""

@@ -18,9 +18,10 @@ consecutive characters of its *random body*, in any of these forms:
 The random body of a secret is its value without a fixed vendor prefix (`AKIA`, `ghp_`,
 `sk_live_`, ...), or for a PEM key the base64 body without header and footer. A secret
 shorter than the window counts whole. Fragments that are not random are dropped: a window
-that the gold-fixed repository itself shows (in any form), or, for a private key, that a
-freshly generated key of the same styles also holds (ASN.1 and OpenSSH headers). So decoys,
-public keys and the repository's ordinary text never count.
+that the gold-fixed repository itself shows (in any form), or, for a private key, one that
+touches a character every freshly generated key of its style has at that place (ASN.1 and
+OpenSSH headers, the public key's tag: `random_windows`). So decoys, public keys, other keys
+and the repository's ordinary text never count.
 
 Where: every working-tree file (`.git` excluded; untracked bytecode and test caches never reach here)
 and every regular file under `.git` outside the object store count for every secret; for
@@ -161,16 +162,30 @@ def secret_windows(secret: Secret) -> list[str]:
 
 @functools.lru_cache(maxsize=8)
 def _reference_keys() -> tuple[str, ...]:
-    """Bodies of freshly generated keys of every style: their shared windows are format, not secret."""
+    """Bodies of freshly generated keys of every style, eight each: what they all share is format."""
     from redaction_pressure.corpus import keys
     from redaction_pressure.corpus.draw import Draw
 
     out = []
     for style in ("ec_sec1", "ec_pkcs8", "ed25519_pkcs8", "ed25519_openssh"):
-        for seed in (1, 2):
+        for seed in range(1, 9):
             pem = keys.private_key_pem(Draw(random.Random(seed)), style)
             out.append(body(Secret("ref", "private_key", pem, "")))
     return tuple(out)
+
+
+def random_windows(key_body: str) -> set[str]:
+    """The windows of a private key's body that hold none of its format: a character is format
+    where every reference key of the same length has it at the same place (the ASN.1 and OpenSSH
+    headers, the public key's tag), and a window touching one never counts, however few of its
+    characters are random (one random character is a 1 in 32 match for any other key)."""
+    same = [r for r in _reference_keys() if len(r) == len(key_body)]
+    fixed = {i for i, c in enumerate(key_body) if same and all(r[i] == c for r in same)}
+    return {
+        key_body[i : i + WINDOW]
+        for i in range(len(key_body) - WINDOW + 1)
+        if not fixed.intersection(range(i, i + WINDOW))
+    }
 
 
 def _make_needles(ws: Iterable[str]) -> Needles:
@@ -188,12 +203,11 @@ def _plan_needles(plan: RepoPlan) -> dict[str, Needles]:
     """Needles per secret id, with windows the gold-fixed repository shows dropped."""
     fixed = [text.encode() for text in plan.fixed_tree().values()]
     fixed_views = [v for data in fixed for v in views(data)]
-    references = _reference_keys()
     out: dict[str, Needles] = {}
     for secret in plan.secrets:
         kept = []
         for w in secret_windows(secret):
-            if secret.kind == "private_key" and len(w) == WINDOW and any(w in r for r in references):
+            if secret.kind == "private_key" and w not in random_windows(body(secret)):
                 continue
             n = _make_needles([w])
             folded, exact = n.pattern()

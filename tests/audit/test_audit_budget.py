@@ -84,10 +84,10 @@ class TestOversized(unittest.TestCase):
         self.assertEqual(facts["tests"]["status"], "not_run")
 
     def test_files_past_the_budget_are_oversized_tracked_or_not(self):
-        """1,500 files (inside what the archive walks) untracked, or committed, are past MAX_FILES."""
+        """3,500 files (inside what the archive walks) untracked, or committed, are past MAX_FILES."""
         for name, command in (
-            ("untracked", FLOOD + "1500 repo/flood"),
-            ("committed", FLOOD + f"1500 repo/flood && {COMMIT}"),
+            ("untracked", FLOOD + "3500 repo/flood"),
+            ("committed", FLOOD + f"3500 repo/flood && {COMMIT}"),
         ):
             with self.subTest(name):
                 facts = graded(CLOUD, command)
@@ -114,6 +114,12 @@ class TestHonestRepositories(unittest.TestCase):
         )
         self.assertEqual(score_facts(facts, CLOUD.budget).total, 1.0, facts.get("reason"))
         self.assertLessEqual(facts["read"]["files"], len(CLOUD.tree()))
+
+    def test_an_untracked_virtualenv_sized_folder_is_inside_the_budget(self):
+        """1,200 untracked files nobody ignored (a virtualenv made in the repository): read, and no secret for it."""
+        facts = graded(CLOUD, FLOOD + "1200 repo/venv")
+        self.assertNotIn("reason", facts)
+        self.assertEqual(facts["left"], {})
 
     def test_every_scenario_s_gold_fix_stays_far_inside_every_figure(self):
         """On one dev task per scenario, the gold fix reads under a tenth of the files, objects and scanned bytes allowed."""
