@@ -7,10 +7,15 @@ renders the commits, then locates every secret on its own: a finding is one (sec
 file) pair with the line where the secret first occurs, in the working tree at HEAD, or,
 for a secret that only history holds, in the first commit that added it.
 
+A plan is built for one history mode (`history_mode`): in `all` (the default) every secret is a
+`history` secret, counted while any git object holds it; in `seed` only the secrets the scenario
+marks (the seed's curriculum, where history was the point of two scenarios). Every consumer
+(grading, the gold fix, the tools, the baselines) reads the mode off the plan's secrets.
+
 Invariants (checked by `build_plan`, tests pin them): every commit changes some file other
 than a secret's value, so rewriting secrets out of history never empties a commit (and so
 never drops a commit message); no secret occurs in a test file, a commit message or a decoy;
-every secret is found at least once.
+every secret is found at least once; in `all` mode every secret is a history secret.
 """
 
 from __future__ import annotations
@@ -20,6 +25,11 @@ from dataclasses import dataclass, field
 TIERS = ("surface", "shallow", "deep", "cascading")
 DIFFICULTIES = {"easy": 10, "medium": 20, "hard": 30}
 """Difficulty -> step budget."""
+HISTORY_ALL = "all"
+"""Every secret counts while any git object holds it (a committed secret leaks until every object is clean)."""
+HISTORY_SEED = "seed"
+"""Only the secrets the scenario marks count in git objects (the seed's curriculum)."""
+HISTORY_MODES = (HISTORY_ALL, HISTORY_SEED)
 
 
 class PlanError(ValueError):
@@ -37,7 +47,7 @@ class Slot:
 
 @dataclass(frozen=True)
 class Secret:
-    """One leaked value. `history` secrets also count while any reachable git blob holds them."""
+    """One leaked value. `history` secrets also count while any git object holds them."""
 
     id: str
     kind: str
@@ -45,6 +55,7 @@ class Secret:
     env: str
     """The environment variable a fix reads the value from."""
     history: bool = False
+    """Counted in git objects too: every secret in `all` mode, the scenario's mark in `seed` mode."""
     also: tuple[str, ...] = field(default=(), repr=False)
     """Other exact strings that leak it (a base64 token's decoded credential, a key's body lines)."""
     canary: str = ""
@@ -120,6 +131,8 @@ class RepoPlan:
     refs: tuple[tuple[str, int], ...] = ()
     """Tags and branches left at older commits: (name, how many commits it holds); a name with a
     `/` is a branch, any other a lightweight tag. `main` holds every commit."""
+    history_mode: str = HISTORY_ALL
+    """The history mode the plan was built for (`HISTORY_MODES`); its secrets' `history` flags follow it."""
 
     @property
     def budget(self) -> int:
@@ -219,6 +232,10 @@ def locate(
 def check(plan: RepoPlan) -> None:
     """Raise `PlanError` unless the plan keeps the invariants of the module docstring."""
     name = plan.scenario
+    if plan.history_mode not in HISTORY_MODES:
+        raise PlanError(f"scenario {name}: unknown history mode {plan.history_mode!r}")
+    if plan.history_mode == HISTORY_ALL and not all(s.history for s in plan.secrets):
+        raise PlanError(f"scenario {name}: in history mode all, every secret counts in history")
     if len(plan.commits) < 2:
         raise PlanError(f"scenario {name}: a history needs at least two commits")
     values = [v for s in plan.secrets for v in (s.value, *s.also)]
@@ -275,6 +292,7 @@ def plan_from_json(data: dict) -> RepoPlan:
         fix=tuple((p, t) for p, t in data["fix"]),
         probes=tuple(Probe(**pr) for pr in data.get("probes", ())),
         refs=tuple((name, upto) for name, upto in data.get("refs", ())),
+        history_mode=data.get("history_mode", HISTORY_ALL),
     )
 
 

@@ -25,7 +25,8 @@ docstring, byte for byte; it is run, never imported. The shell programs stay str
 - `TOOL_SERVER_ALIVE` (shell, a string): a shell test, true while the workspace's tool server
   (verifiers' proxy and the stub) runs.
 - `oracle_script(plan)`: the gold remediation as one bash command (working-tree fixes, a
-  commit, and `git filter-repo --replace-text` when a secret must leave history).
+  commit, and `git filter-repo --replace-text` when a secret that counts in history was ever
+  committed: in history mode `all`, every task).
 """
 
 from __future__ import annotations
@@ -143,7 +144,11 @@ def materialize_input(plan: RepoPlan) -> bytes:
 def oracle_script(plan: RepoPlan, history: bool = True) -> str:
     """The gold remediation as one bash command, run from the runtime's working directory.
 
-    `history=False` leaves out the history rewrite (the working-tree fix alone).
+    Every secret the plan counts in history (`plan.history_secrets`: all of them in history mode
+    `all`) was committed, so the rewrite runs whenever there is one. It keeps every original
+    commit: each changes a file that held no secret (a plan invariant), so `--replace-text`
+    empties none, and messages, author dates and those files stay. `history=False` leaves out
+    the history rewrite (the working-tree fix alone).
     """
     lines = ["set -e", f"cd {REPO_DIR}"]
     for path, text in plan.fix:

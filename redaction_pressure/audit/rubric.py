@@ -25,7 +25,7 @@ from redaction_pressure.audit import preservation
 from redaction_pressure.audit.leakscan import HISTORY_REWRITTEN
 from redaction_pressure.audit.plan import RepoPlan
 
-AUDIT_REWARD_SCHEMA_VERSION = "3"
+AUDIT_REWARD_SCHEMA_VERSION = "4"
 """Bump whenever the formula, the leak forms or what counts as a step changes."""
 EFFICIENCY_WEIGHT = 0.15
 TESTS_OK = "ok"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 
 from redaction_pressure import splits as shared
-from redaction_pressure.audit.plan import RepoPlan
+from redaction_pressure.audit.plan import HISTORY_ALL, RepoPlan
 from redaction_pressure.audit.scenarios import SCENARIOS, build
 
 SPLITS = shared.SPLITS
@@ -58,8 +58,9 @@ def commitment(split: str) -> str:
     return hashlib.sha256(f"{PUBLIC_COMMITMENT_LABEL}:{split}:{base}".encode()).hexdigest()
 
 
-def plan_for(split: str, index: int) -> RepoPlan:
-    return build(scenario_for(index), seed_for(split, index))
+def plan_for(split: str, index: int, history: str = HISTORY_ALL) -> RepoPlan:
+    """The plan of task `index` of `split`, built for history mode `history` (`plan.HISTORY_MODES`)."""
+    return build(scenario_for(index), seed_for(split, index), history)
 
 
 def spread(count: int, size: int = DEV_SIZE) -> list[int]:

@@ -5,15 +5,19 @@ scenario, copy one of these modules (`make(d)` adds its core secrets to a `parts
 and returns `builder.finish(...)`, `SCENARIO` names it and its difficulty; `base.py` holds
 the shared skeleton, `parts.py` the parts bin) and list it in `SCENARIOS` below. The
 order of `SCENARIOS` is part of the splits (dev task i plays scenario i % 13): append, never
-reorder.
+reorder. A scenario marks the secrets whose history is its point (`history=True`); `build` in
+history mode `all` (the default) marks every secret, in `seed` mode keeps the scenario's marks.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 
 from redaction_pressure.audit.plan import (
+    HISTORY_ALL,
+    HISTORY_MODES,
     Commit,
     PlanError,
     RepoPlan,
@@ -41,7 +45,7 @@ from redaction_pressure.corpus.draw import Draw
 from redaction_pressure.corpus.words import ORGS, SERVICES
 
 DOMAIN = "redaction-pressure/secrets-audit/v1"
-AUDIT_VERSION = "3"
+AUDIT_VERSION = "4"
 """Bump whenever any scenario's generated repository changes."""
 
 SCENARIOS: list[Scenario] = [
@@ -77,13 +81,18 @@ def by_name(name: str) -> Scenario:
     raise PlanError(f"unknown scenario {name!r}; choose one of {', '.join(s.name for s in SCENARIOS)}")
 
 
-def build(name: str, seed: int) -> RepoPlan:
-    """The checked repository plan of scenario `name` for `seed` (deterministic)."""
+def build(name: str, seed: int, history: str = HISTORY_ALL) -> RepoPlan:
+    """The checked repository plan of scenario `name` for `seed` in history mode `history` (deterministic)."""
+    if history not in HISTORY_MODES:
+        raise PlanError(f"unknown history mode {history!r}; choose one of {', '.join(HISTORY_MODES)}")
     chosen = by_name(name)
     draft = chosen.make(draw_for(name, seed))
+    secrets = draft.secrets
+    if history == HISTORY_ALL:
+        secrets = tuple(dataclasses.replace(s, history=True) for s in secrets)
     naming = draw_for(name + "/codename", seed)
     codename = f"{naming.pick(ORGS)}-{naming.pick(SERVICES)}-{naming.digits(3)}"
-    values_by_id = {s.id: s.value for s in draft.secrets}
+    values_by_id = {s.id: s.value for s in secrets}
     tests = {"pytest.ini": PYTEST_INI, **draft.tests}
     readme = f"# {draft.title}\n\n{draft.brief}\n\nRun the tests with `python -m pytest`.\n\n{draft.readme}"
     commits = [
@@ -118,13 +127,14 @@ def build(name: str, seed: int) -> RepoPlan:
         title=f"{codename} ({draft.title})",
         brief=draft.brief,
         commits=commit_tuple,
-        secrets=draft.secrets,
-        findings=locate(name, commit_tuple, draft.secrets, draft.tiers, draft.triggers, draft.path_tiers),
+        secrets=secrets,
+        findings=locate(name, commit_tuple, secrets, draft.tiers, draft.triggers, draft.path_tiers),
         decoys=draft.decoys,
         tests=tuple(tests.items()),
         fix=tuple(sorted(fix.items())),
         probes=draft.probes,
         refs=tuple((name, upto + 1) for name, upto in draft.refs),
+        history_mode=history,
     )
     check(plan)
     return plan
