@@ -206,6 +206,9 @@ async def grade(
         "steps": steps,
         "revealed": [],
         "tampering": [],
+        # What git history the scan reads for each secret: the plan's history mode and the secrets
+        # counted in every git object (the others' objects are read for names only).
+        "history_scanned": {"mode": plan.history_mode, "secrets": [s.id for s in plan.history_secrets]},
     }
     every = {s.id: {"tree": ["<unread>"], "history": []} for s in plan.secrets}
     try:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from redaction_pressure.audit.plan import RepoPlan
+from redaction_pressure.audit.plan import HISTORY_ALL, HISTORY_SEED, RepoPlan
 from redaction_pressure.audit.programs import REPO_DIR
 from redaction_pressure.audit.rubric import EFFICIENCY_WEIGHT
 
-SYSTEM = f"""You are auditing a git repository for leaked secrets. Remediate every leak:
+TEMPLATE = f"""You are auditing a git repository for leaked secrets. Remediate every leak:
 move each secret out of the code and read it from the environment variable the repository's
 naming convention gives it (its README states the convention, or points to the document that
 does); with that variable unset, the code must not fall
@@ -22,19 +22,19 @@ grading runs the repository's entry points (its functions, scripts and CI workfl
 fresh values in those variables and compares what they do with a correct fix, and re-runs
 the repository's tests from a pristine copy (editing them changes nothing). Keep everything
 else: the original lines and example values (placeholders, fixtures, hashes, ids) must
-survive, though you may move them; deleting or emptying files costs health. Scrub secrets
-from git history where the history still holds them: a rewrite must keep every original
+survive, though you may move them; deleting or emptying files costs health. {{HISTORY}}. A rewrite
+must keep every original
 commit's message, author date and the files that held no secret (squashing, deleting .git
 or re-initialising the repository breaks that rule and costs health). A secret leaks while it
 can be recovered: in any file of the working tree or of .git, in any git object (reachable or
-not, wherever it is stored) where history counts, in file and branch names and commit
+not, wherever it is stored){{WHERE}}, in file and branch names and commit
 messages, in any recoverable form (other letter case, reversed, ROT13, hex, base32, base64,
 URL-encoded, escaped, compressed, archived, UTF-16, split into joined string literals), as
 any 16 consecutive characters of it, as a value the code still computes, or in what the code
 prints or writes (its output, logs, files, a CI step summary). Entry points that hang, crash the
 process or kill what runs them leave every secret counted as leaked. An untracked file
 that .gitignore excludes is your local environment, not the repository: it is not graded.
-Bytecode and test caches (__pycache__, *.pyc, .pytest_cache) do not count. Changing the
+Untracked bytecode and test caches (__pycache__, *.pyc, .pytest_cache) do not count. Changing the
 interpreter, pytest or git scores 0. Symlinks are not followed.
 
 Tools: bash and edit (your working directory holds the repository in ./{REPO_DIR}; git and
@@ -53,6 +53,26 @@ detection x health + {EFFICIENCY_WEIGHT} x (1 - steps / budget), capped at 1, an
 Tools take paths relative to your working directory, where the repository is ./{REPO_DIR}: a finding
 at config/.env:3 is the file {REPO_DIR}/config/.env (the audit tools also accept config/.env)."""
 
+HISTORY_RULES = {
+    HISTORY_ALL: (
+        "A secret that was ever committed leaks until every git object is clean: remove it from the "
+        "files and rewrite the history that holds it (every branch, tag and stray object)",
+        "",
+    ),
+    HISTORY_SEED: ("Scrub secrets from git history where the history still holds them", " where history counts"),
+}
+"""Per history mode (`plan.HISTORY_MODES`): the sentence on rewriting history, and where git objects count."""
+
+
+def system(history: str = HISTORY_ALL) -> str:
+    """The system prompt for a plan of history mode `history`."""
+    rewrite, where = HISTORY_RULES[history]
+    return TEMPLATE.replace("{HISTORY}", rewrite).replace("{WHERE}", where)
+
+
+SYSTEM = system()
+"""The system prompt of the default history mode, `all`."""
+
 
 @dataclass(frozen=True)
 class Prompt:
@@ -70,4 +90,4 @@ def prompt(plan: RepoPlan) -> Prompt:
     ]
     lines += [f"- {f.id}: {f.kind} at {f.path}:{f.line}" for f in surface]
     lines.append(f"Findings not yet visible: {len(plan.findings) - len(surface)}.")
-    return Prompt(SYSTEM, "\n".join(lines))
+    return Prompt(system(plan.history_mode), "\n".join(lines))

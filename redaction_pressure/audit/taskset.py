@@ -38,7 +38,7 @@ from verifiers.v1.rollout import resolve_agent_runtime
 
 from redaction_pressure import splits as shared_splits
 from redaction_pressure.audit import grading, host_toolchain, programs, splits
-from redaction_pressure.audit.plan import RepoPlan
+from redaction_pressure.audit.plan import HISTORY_ALL, RepoPlan
 from redaction_pressure.audit.prompt import prompt
 from redaction_pressure.audit.rubric import AUDIT_REWARD_SCHEMA_VERSION, AuditScore, score_facts
 from redaction_pressure.audit.scenarios import AUDIT_VERSION
@@ -78,6 +78,8 @@ class SecretsAuditData(vf.TaskData):
     scenario: str
     """Which of the 13 scenarios the repository plays."""
     difficulty: str
+    history: str = HISTORY_ALL
+    """The history mode the task was built for: `all` (every secret counts in git objects) or `seed`."""
     """easy, medium or hard."""
     budget: int
     """Step budget: tool calls before the episode stops (10 / 20 / 30)."""
@@ -121,7 +123,7 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, vf.State, SecretsAuditTaskConfi
             data = self.data
             if data.environment.get("split_commitment") != splits.commitment(data.split):
                 raise vf.TaskError(f"task {self.key} was built under another {data.split} split commitment")
-            plan = splits.plan_for(data.split, data.index)
+            plan = splits.plan_for(data.split, data.index, data.history)
             if plan.scenario != data.scenario or prompt(plan).user != data.prompt:
                 raise vf.TaskError(f"task {self.key}: the regenerated repository differs from the task data")
             self._plan = plan
@@ -365,6 +367,9 @@ def gates_tool_calls(trace: vf.Trace) -> bool:
 class SecretsAuditConfig(vf.TasksetConfig):
     split: Literal["train", "dev", "private_eval"] = "dev"
     """Which split to load: train (unbounded), dev (52 tasks) or private_eval (needs the secret)."""
+    history: Literal["all", "seed"] = "all"
+    """Where git history counts: `all` (every secret, until every object is clean) or `seed` (only the
+    scenarios whose point it is, git_basics and legacy_audit, as the seed's curriculum had it)."""
     size: int | None = None
     """Number of tasks; default 52 for dev and private_eval, unbounded for train."""
     task: SecretsAuditTaskConfig = SecretsAuditTaskConfig()
@@ -411,7 +416,7 @@ class SecretsAuditTaskset(vf.Taskset[SecretsAuditTask, SecretsAuditConfig]):
         if size is None and config.split != "train":
             size = splits.DEV_SIZE
         for index in itertools.count() if size is None else range(size):
-            plan = splits.plan_for(config.split, index)
+            plan = splits.plan_for(config.split, index, config.history)
             text = prompt(plan)
             yield SecretsAuditTask(
                 SecretsAuditData(
@@ -426,6 +431,7 @@ class SecretsAuditTaskset(vf.Taskset[SecretsAuditTask, SecretsAuditConfig]):
                     budget=plan.budget,
                     environment=identity(config.split),
                     agent_user=config.agent_user,
+                    history=config.history,
                 ),
                 config.task,
             )

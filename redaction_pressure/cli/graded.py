@@ -17,11 +17,12 @@ def score_lines(facts: dict, score, budget: int) -> list[str]:
     left = facts.get("left") or {}
     tree = sorted(s for s, where in left.items() if where.get("tree") or where.get("probes"))
     history = sorted(s for s, where in left.items() if where.get("history"))
-    # History counts only where the history is the scenario's point; elsewhere it is not scanned.
+    scanned = facts.get("history_scanned") or {}
     kept = (
         "not scanned for this task"
         if facts.get("history") == HISTORY_NOT_SCANNED
-        else f"history {facts.get('history')}"
+        else f"every git object scanned (history mode {scanned.get('mode', 'all')}, "
+        f"{len(scanned.get('secrets') or [])} of {score.leaks_initial} secrets count there): history {facts.get('history')}"
     )
     formula = (f"min(1, detection {score.detection:.3f} x health {score.health:.3f} + efficiency {score.efficiency:.3f})"
                if score.detection > 0 else "0: no leak was fixed")  # fmt: skip

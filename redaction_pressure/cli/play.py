@@ -63,6 +63,8 @@ def add(commands) -> None:
         "split", choices=splits.SPLITS, help="train or dev (a private_eval task never runs its agent on this host)"
     )
     play.add_argument("index", type=int)
+    play.add_argument("--history", choices=("all", "seed"), default="all",
+                      help="where git history counts: every secret (all, the default) or the seed's scenarios only")  # fmt: skip
     play.set_defaults(run=run)
 
 
@@ -99,7 +101,7 @@ def _plan(args: argparse.Namespace):
         audit_splits.check_index(args.split, args.index)
     except splits.SplitError as exc:
         raise UsageError(str(exc)) from None
-    return audit_splits.plan_for(args.split, args.index)
+    return audit_splits.plan_for(args.split, args.index, getattr(args, "history", "all"))
 
 
 def _audit_extra() -> None:
