@@ -57,7 +57,7 @@ class TestDeterminism(unittest.TestCase):
 
 
 class TestPinned(unittest.TestCase):
-    def test_audit_version_3_repositories_are_pinned(self):
+    def test_audit_version_4_repositories_are_pinned(self):
         """The plans of train tasks 0-103 hash to the pinned digest: a change to any generated
         repository must bump `AUDIT_VERSION` (traces record it; the shipped ladder names it) and this digest."""
         from redaction_pressure.audit.scenarios import AUDIT_VERSION
@@ -66,7 +66,7 @@ class TestPinned(unittest.TestCase):
         for i in range(104):
             here.update(json.dumps(plan_to_json(TRAIN[i]), sort_keys=True).encode())
         self.assertEqual(
-            (AUDIT_VERSION, here.hexdigest()), ("3", "7e988d8f6d922a29d75fd5c3c4210d6cc0993ab1ea3d85c94a92d748dbea595a")
+            (AUDIT_VERSION, here.hexdigest()), ("4", "79ffd2577d14bfc5b1a3efe58ae7a4bd6d3eb8b7d4ab91607fa4d969a1057212")
         )
 
 
