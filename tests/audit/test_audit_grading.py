@@ -35,10 +35,12 @@ SECRET_FILES = sorted({f.path for f in CLOUD.findings})
 
 
 class TestGaming(unittest.TestCase):
-    """Shortcuts an agent might try, played on a local workspace."""
+    """Shortcuts an agent might try, played on a local workspace, in history mode `seed` (where only
+    git_basics' and legacy_audit's secrets count in git's objects, so that a working-tree fix is
+    the whole fix elsewhere; `all` mode's rule is tests/audit/test_audit_history.py's)."""
 
     def play(self, scenario: str, command: str) -> dict:
-        plan = build(scenario, 11)
+        plan = build(scenario, 11, "seed")
         with LocalWorkspace(plan) as ws:
             result = ws.bash(command.replace("TREE_FIX", programs.oracle_script(plan, history=False)))
             self.assertEqual(result.returncode, 0, result.stderr)
@@ -64,7 +66,7 @@ class TestGaming(unittest.TestCase):
                 "amend, reflog kept",
                 "git_basics",
                 "TREE_FIX\ngit commit -q --amend -m again",
-                {s.id for s in build("git_basics", 11).history_secrets},
+                {s.id for s in build("git_basics", 11, "seed").history_secrets},
                 1.0,
             ),
             (
@@ -115,7 +117,7 @@ class TestGrading(unittest.TestCase):
     """The grader reads the repository as data: plays on a local workspace."""
 
     def play(self, scenario: str, command: str) -> dict:
-        plan = build(scenario, 11)
+        plan = build(scenario, 11, "seed")  # the seed's history rule: these cases are about the tree
         with LocalWorkspace(plan) as ws:
             fix = programs.oracle_script(plan)
             result = ws.bash(

@@ -81,9 +81,12 @@ class TestLeakScan(unittest.TestCase):
         self.assertEqual(leakscan.history_state(["a", "b"], ["a", "b", "c"], True), leakscan.HISTORY_OK)
         self.assertEqual(leakscan.history_state(["a", "b"], ["b"], True), leakscan.HISTORY_REWRITTEN)
         self.assertEqual(leakscan.history_state(["a"], ["a"], False), leakscan.HISTORY_MISSING)
-        plan = build("legacy_audit", 1)
+        plan = build("legacy_audit", 1, "seed")
         left = leakscan.scan(plan, leakscan.Snapshot({}, [], leakscan.HISTORY_MISSING))
         self.assertEqual(set(left), {"s1"})
+        everything = build("legacy_audit", 1)  # history mode all: every secret is history's
+        left = leakscan.scan(everything, leakscan.Snapshot({}, [], leakscan.HISTORY_MISSING))
+        self.assertEqual(set(left), {s.id for s in everything.secrets})
 
 
 if __name__ == "__main__":
