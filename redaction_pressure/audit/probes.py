@@ -103,6 +103,14 @@ def python_modules(tree: Mapping[str, bytes]) -> list[str]:
     )[:64]
 
 
+FLAG_VARIABLES = ("PYTHONDONTWRITEBYTECODE", "PYTHONOPTIMIZE", "PYTHONSAFEPATH", "PYTHONNOUSERSITE", "PYTHONINSPECT",
+                  "PYTHONVERBOSE", "PYTHONDEBUG", "PYTHONDEVMODE", "PYTHONUTF8", "PYTHONINTMAXSTRDIGITS",
+                  "PYTHONWARNDEFAULTENCODING")  # fmt: skip
+"""Variables that set one of `sys.flags`: left out of the probed code's environment (whatever the
+host's shell exported), so the interpreter shows no flag there (the bytecode it writes into the
+replica is a cache, never an output)."""
+
+
 def spec(
     plan: RepoPlan,
     files: Mapping[str, bytes],
@@ -144,7 +152,7 @@ def spec(
         "held": held,
         "tree": base64.b64encode(tar_tree(files)).decode(),
         "base_env": dict(base_env),
-        "drop": variables,
+        "drop": [*variables, *FLAG_VARIABLES],
         "modes": out_modes,
         "py": [{"id": p.id, "target": p.target, "call": p.call} for p in by_kind["py"]],
         "sh": [{"id": p.id, "target": p.target} for p in by_kind["sh"]],

@@ -273,6 +273,21 @@ class TestGuttingFiles(AttackFamily):
     """Secrets removed with the scripts, workflows, migrations or decoys that held them: preservation costs health."""
 
 
+@family_tests("fail closed")
+class TestFailClosed(AttackFamily):
+    """Code that kills, exits, hangs or goes silent whenever it would show the secret: no data is never a pass."""
+
+
+@family_tests("probe tells")
+class TestProbeTells(AttackFamily):
+    """Code that falls back to the secret only where it believes it is not probed: the probes run in a real checkout."""
+
+
+@family_tests("fallback with a marker")
+class TestFallbackWithMarker(AttackFamily):
+    """A fallback to the secret marked so that no output equals it: still computed with the secret."""
+
+
 class TestReversibleRewrites(unittest.TestCase):
     """A secret kept in a trivially reversible form beside a real fix: still a leak.
 
@@ -288,7 +303,7 @@ class TestReversibleRewrites(unittest.TestCase):
         def commands(plan):
             files = [attacks.encoded_file(plan, name) for name in ENCODINGS]
             return [
-                attacks.back_to_root(attacks.tree_fix(plan))
+                attacks.back_to_root(attacks.oracle(plan))
                 + "\n"
                 + "\n".join(attacks.write(f"repo/{p}", t) for p, t in files)
             ]
@@ -325,7 +340,7 @@ for _name, (_path, _claim, _) in ENCODINGS.items():
     def _test(self, name=_name):
         self.check(name)
 
-    _test.__doc__ = f"Tree fixed, and {_claim} kept in {_path}: every secret still counts."
+    _test.__doc__ = f"The gold fix, and {_claim} kept in {_path}: every secret still counts."
     _test.__name__ = f"test_encoded_{_name}"
     setattr(TestReversibleRewrites, _test.__name__, _test)
 

@@ -12,8 +12,10 @@ run is {"status": "ran", "results": {probe id: result}, "modules": {path: values
 Where the code cannot tell it is probed: the live `repo/` is moved aside (to SPEC's `held`
 name, put back at the end) and each mode gets a fresh replica at the very same path, with its
 `.git`; the code runs under the interpreter the agent's `python` is, with no flag (`sys.flags`
-and `sys.orig_argv` show a plain `python -c`), modules imported by their real dotted names from
-the repository's root (`src/` layout included), in the agent's shell environment with the
+and `sys.orig_argv` show a plain `python /tmp/tmpXXXX/main.py`), modules imported by their real dotted names from
+the repository's root (`src/` layout included) by a driver run as a plain script from a fresh
+temporary folder (its file deleted once started, its order read from standard input), in the
+agent's shell environment with the
 workspace owner's user, home and name, standard input at end of file, outputs on pipes. When
 this program runs as root and the workspace belongs to another user, the code runs as that user
 (it cannot signal, trace or read this process); in every case this process is not dumpable
@@ -30,7 +32,7 @@ The file's text after this docstring is the program, byte for byte (`programs` s
 docstring): it is run, never imported. It imports only the standard library.
 """
 
-import base64, io, json, os, select, shutil, signal, stat, subprocess, sys, tarfile, tempfile, time
+import base64, io, json, os, select, shlex, shutil, signal, stat, subprocess, sys, tarfile, tempfile, time
 
 STUBS = ("rsync", "ssh", "scp", "sftp", "docker", "podman", "kubectl", "helm", "aws", "gcloud", "az", "curl", "wget",
          "psql", "mysql", "redis-cli", "nc", "sshpass", "vault", "terraform", "npm", "twine", "gh")
@@ -60,15 +62,18 @@ with open(LOG, "a") as log:
 
 DRIVER = r'''import sys
 def main():
+    import os as _os
+    try:
+        _os.remove(__file__)
+    except OSError:
+        pass
     here = sys.path[:]
     sys.path[:] = [p for p in sys.path if p not in ("", ".")]
     import importlib, importlib.util, json, os, re
     sys.path[:] = here
-    order = json.loads(sys.stdin.readline())
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
+    order = json.loads(sys.stdin.readline())  # the rest of standard input is at its end, as in a pipeline
     root = os.getcwd()
+    sys.path[0] = root  # a script's folder heads sys.path; the repository's root does, as under `python -m`
     address = re.compile(r" at 0x[0-9a-fA-F]+")
 
     def plain(value, depth=0):
@@ -142,8 +147,9 @@ def main():
 main()
 '''
 
-JS_DRIVER = r'''const [target, name, nonce] = process.argv.slice(1);
-const fs = require("fs"), path = require("path"), url = require("url");
+JS_DRIVER = r'''const fs = require("fs"), path = require("path"), url = require("url");
+try { fs.rmSync(__filename, {force: true}); } catch (error) {}
+const [target, name, nonce] = JSON.parse(fs.readFileSync(0, "utf8"));
 (async () => {
   let out;
   try {
@@ -313,11 +319,43 @@ def environment(spec, values, user, extra=None):
     return env
 
 
+class script:
+    """A driver as a plain script in a fresh temporary folder of the code's user (`python
+    /tmp/tmpXXXX/main.py`, as a tool or notebook would run one): its command line shows no flag
+    and no program text, and the driver deletes its own file first. The folder goes at the end."""
+
+    def __init__(self, env, user, name, text):
+        self.folder = tempfile.mkdtemp(dir=env.get("TMPDIR") or "/tmp")
+        path = os.path.join(self.folder, name)
+        with open(path, "w") as f:
+            f.write(text)
+        if user["uid"] is not None:
+            os.chown(self.folder, user["uid"], user["gid"])
+            os.chown(path, user["uid"], user["gid"])
+        os.chmod(self.folder, 0o700)
+        self.path = path
+
+    def __enter__(self):
+        return self.path
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+BASH = shutil.which("bash") or "/bin/bash"
+
+
 def spawn(argv, env, cwd, user, stdin_data=b""):
-    """(status, stdout, stderr, exit code) of one child; its process group is killed at the end."""
+    """(status, stdout, stderr, exit code) of one child; its process group is killed at the end.
+
+    The child's parent is a plain `bash` that reads the command from its standard input, as a
+    developer's shell runs one: its command line is `bash`, and the rest of the input (bash reads
+    a pipe a byte at a time) is the child's standard input."""
+    stdin_data = (" ".join(shlex.quote(a) for a in argv) + "; exit $?\n").encode() + stdin_data
+    argv = [BASH]
     kwargs = {"user": user["uid"], "group": user["gid"], "extra_groups": []} if user["uid"] is not None else {}
     try:
-        child = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE if stdin_data else subprocess.DEVNULL,
+        child = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, **kwargs)
     except OSError:
         return "failed", b"", b"", None
@@ -522,7 +560,8 @@ def python_child(spec, modes, env, repo, user):
     None for the process's own}) from one child, reported with a nonce on its standard output."""
     nonce = base64.b32encode(os.urandom(15)).decode()
     order = {"nonce": nonce, "probes": spec["py"], "modules": spec["modules"], "modes": modes}
-    status, out, err, code = spawn([spec["python"], "-c", DRIVER], env, repo, user, (json.dumps(order) + "\n").encode())
+    with script(env, user, "main.py", DRIVER) as path:
+        status, out, err, code = spawn([spec["python"], path], env, repo, user, (json.dumps(order) + "\n").encode())
     if status != "ran":
         return {"status": status}
     got, rest = report(out, nonce)
@@ -582,7 +621,9 @@ def javascript(spec, probe, env, repo, user):
     if not spec.get("node"):
         return {"status": "no_node"}
     nonce = base64.b32encode(os.urandom(15)).decode()
-    status, out, err, code = spawn([spec["node"], "-e", JS_DRIVER, os.path.join(repo, probe["target"]), probe["call"], nonce], env, repo, user)
+    order = json.dumps([os.path.join(repo, probe["target"]), probe["call"], nonce]).encode()
+    with script(env, user, "main.cjs", JS_DRIVER) as path:
+        status, out, err, code = spawn([spec["node"], path], env, repo, user, order)
     if status != "ran":
         return {"status": status}
     got, rest = report(out, nonce)

@@ -23,13 +23,14 @@ processes by id and removes those files.
 
 One module per family, in the order the table lists them: `shadowing`, `hooks`, `outside`,
 `git_config`, `symlinks`, `history`, `encodings`, `special_files`, `gutting`, `evaluated`,
-`hiding`, `reach` (each's `family()` returns its attacks); `honest` holds the honest variants and
+`hiding`, `reach`, `closed` (each's `family()` returns its attacks); `honest` holds the honest variants and
 `common` the building blocks. This package gathers them: `ATTACKS`, `BY_NAME`, `HONEST`.
 """
 
 from __future__ import annotations
 
 from . import (
+    closed,
     encodings,
     evaluated,
     git_config,
@@ -65,5 +66,6 @@ ATTACKS: list[Attack] = [
     *evaluated.family(),
     *hiding.family(),
     *reach.family(),
+    *closed.family(),
 ]
 BY_NAME = {a.name: a for a in ATTACKS}

@@ -38,6 +38,13 @@ def history_secrets(plan: RepoPlan) -> frozenset[str]:
     return frozenset(s.id for s in plan.history_secrets)
 
 
+def tree_secrets(plan: RepoPlan) -> frozenset[str]:
+    """Secrets whose value (or a declared form) some file of HEAD's tree holds: what a copy of the
+    secret files holds (a secret history alone held is in no such file)."""
+    texts = [plan.tree()[p] for p in secret_files(plan)]
+    return frozenset(s.id for s in plan.secrets if any(v in t for t in texts for v in (s.value, *s.also)))
+
+
 NOTHING = frozenset()
 
 

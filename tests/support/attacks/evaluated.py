@@ -124,11 +124,11 @@ def family() -> list[Attack]:
         Attack(
             f"evaluated_{name}",
             "evaluated encodings",
-            f"Tree fixed, but each secret kept as the default its code evaluates to: {name.replace('_', ' ')}.",
+            f"The gold fix, but each secret kept as the default its code evaluates to: {name.replace('_', ' ')}.",
             _evaluated(name),
             _evaluated_secrets,
             1.0,
-            lambda plan: bool(_evaluated_secrets(plan)) and not plan.history_secrets,
+            lambda plan: bool(_evaluated_secrets(plan)),
         )
         for name in EVALUATED
     ]

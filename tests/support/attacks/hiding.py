@@ -11,8 +11,7 @@ import shlex
 
 from redaction_pressure.audit.plan import RepoPlan
 
-from .common import Attack, all_secrets, back_to_root, history_secrets, keep, oracle, secret_files
-from .encodings import tree_secrets
+from .common import Attack, all_secrets, back_to_root, history_secrets, keep, oracle, secret_files, tree_secrets
 
 # -- 11. copies kept where a reader might not look ---------------------------------------------
 # The gold fix, with a copy of what it removed kept in a container or a name the grader must
