@@ -311,7 +311,9 @@ def _sh_rewrite(form: str) -> Callable[[str, str], str]:
     """Each `${X}` / `${X:-}` of a secret's variable in a fixed script written as `form` (`{}` the name)."""
 
     def rewrite(path: str, text: str) -> str:
-        return SH_VAR.sub(lambda m: form.format(m.group(1)) if m.group(1).isupper() and "_" in m.group(1) else m.group(0), text)
+        return SH_VAR.sub(
+            lambda m: form.format(m.group(1)) if m.group(1).isupper() and "_" in m.group(1) else m.group(0), text
+        )
 
     return rewrite
 
@@ -335,7 +337,9 @@ def _step_env(path: str, text: str) -> str:
         return text
     entries = "".join("    " + line + "\n" for line in match.group(1).splitlines())
     text = text[: match.start()] + text[match.end() :]
-    return re.sub(r"^(      - name: .*\n)(?=        run:)", lambda m: m.group(1) + "        env:\n" + entries, text, flags=re.M)
+    return re.sub(
+        r"^(      - name: .*\n)(?=        run:)", lambda m: m.group(1) + "        env:\n" + entries, text, flags=re.M
+    )
 
 
 def _workflow_env(path: str, text: str) -> str:
@@ -467,7 +471,7 @@ HONEST: list[Honest] = [
     Honest(
         "sh_required",
         "Shell scripts require each variable (`${X:?X is not set}`).",
-        lambda plan: [with_fix(plan, _sh_rewrite('${{{0}:?{0} is not set}}'), suffixes=(".sh",))],
+        lambda plan: [with_fix(plan, _sh_rewrite("${{{0}:?{0} is not set}}"), suffixes=(".sh",))],
         lambda plan: bool(_sh_vars(plan)),
     ),
     Honest(
