@@ -53,6 +53,12 @@ LAYOUT_VERSION = 1
 """Bump when the layout `ensure` builds changes (it is part of the folder's digest)."""
 CLEARED = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONEXECUTABLE", "PYTHONPLATLIBDIR")
 """Interpreter variables emptied in the agent's environment whatever they name."""
+FLAG_VARIABLES = ("PYTHONDONTWRITEBYTECODE", "PYTHONOPTIMIZE", "PYTHONSAFEPATH", "PYTHONNOUSERSITE", "PYTHONINSPECT",
+                  "PYTHONVERBOSE", "PYTHONDEBUG", "PYTHONDEVMODE", "PYTHONUTF8", "PYTHONINTMAXSTRDIGITS",
+                  "PYTHONWARNDEFAULTENCODING")  # fmt: skip
+"""Variables that set one of `sys.flags`: emptied in the agent's environment, whatever the host's
+shell exported, so the agent's interpreter shows no flag, as a deployment's would; the probes run
+with the same empty values (`probes.spec`)."""
 KEPT = ("HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "LANG")
 """Variables never emptied, even if they name the evaluator's environment (the agent needs them)."""
 ATTEMPTS = 3
@@ -287,8 +293,8 @@ def agent_env(env: Mapping[str, str], root: Path | None = None) -> dict[str, str
     for name, value in env.items():
         if name in out or name in KEPT:
             continue
-        if name in CLEARED or any(r in value for r in roots):
+        if name in CLEARED or name in FLAG_VARIABLES or any(r in value for r in roots):
             out[name] = ""
-    for name in CLEARED:
+    for name in (*CLEARED, *FLAG_VARIABLES):
         out.setdefault(name, "")
     return out

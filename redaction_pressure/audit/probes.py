@@ -49,7 +49,7 @@ import secrets
 import tarfile
 from collections.abc import Iterable, Mapping
 
-from redaction_pressure.audit import canaries, leakscan
+from redaction_pressure.audit import canaries, host_toolchain, leakscan
 from redaction_pressure.audit.plan import Probe, RepoPlan
 
 CANARY = "canary"
@@ -63,6 +63,11 @@ themselves take a few tenths of a CPU-second): past it, the run produced nothing
 MAX_WORKFLOW_BYTES = 256 * 1024
 PIECE = re.compile(r"[A-Za-z0-9]{12,}")
 """A secret-dependent part: a run of letters and digits long enough to be no accident."""
+GRAM, NOVEL = 6, 8
+"""A window of a secret-dependent part counts only with at least `NOVEL` characters that no
+`GRAM`-character run of the canary runs' outputs covers (letter case aside): a window that is a
+fixed format's text plus a character or two of the secret (a key's DER header and its first
+base64 digit) would match a canary's output one time in 64, and fail an honest fix by chance."""
 SECRET_REF = re.compile(r"\$\{\{\s*secrets\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 EXPRESSION = re.compile(r"\$\{\{[^}]*\}\}")
 
@@ -103,12 +108,11 @@ def python_modules(tree: Mapping[str, bytes]) -> list[str]:
     )[:64]
 
 
-FLAG_VARIABLES = ("PYTHONDONTWRITEBYTECODE", "PYTHONOPTIMIZE", "PYTHONSAFEPATH", "PYTHONNOUSERSITE", "PYTHONINSPECT",
-                  "PYTHONVERBOSE", "PYTHONDEBUG", "PYTHONDEVMODE", "PYTHONUTF8", "PYTHONINTMAXSTRDIGITS",
-                  "PYTHONWARNDEFAULTENCODING")  # fmt: skip
-"""Variables that set one of `sys.flags`: left out of the probed code's environment (whatever the
-host's shell exported), so the interpreter shows no flag there (the bytecode it writes into the
-replica is a cache, never an output)."""
+FLAG_VARIABLES = host_toolchain.FLAG_VARIABLES
+"""Variables that set one of `sys.flags`: emptied in the probed code's environment where the agent's
+shell has them (the subprocess runtime's agent environment empties them too), so the interpreter
+shows no flag there, as in the agent's shell (the bytecode it writes into the replica is a cache,
+never an output)."""
 
 
 def spec(
@@ -152,7 +156,8 @@ def spec(
         "held": held,
         "tree": base64.b64encode(tar_tree(files)).decode(),
         "base_env": dict(base_env),
-        "drop": [*variables, *FLAG_VARIABLES],
+        "drop": variables,
+        "blank": list(FLAG_VARIABLES),
         "modes": out_modes,
         "py": [{"id": p.id, "target": p.target, "call": p.call} for p in by_kind["py"]],
         "sh": [{"id": p.id, "target": p.target} for p in by_kind["sh"]],
@@ -265,7 +270,17 @@ def dependent_parts(gold: Mapping[str, dict], variable: str) -> list[str]:
     canary_texts = [text for name in CANARIES for _, text in outputs(gold.get(name) or {})]
     seen = {p for text in canary_texts for p in PIECE.findall(text)}
     found = {p for _, text in outputs(shown) for p in PIECE.findall(text)} - seen
-    return sorted({w for p in found for w in leakscan.windows(p) if not any(w in t for t in canary_texts)})
+    grams = {t[i : i + GRAM] for text in canary_texts for t in (text.lower(),) for i in range(len(t) - GRAM + 1)}
+    return sorted({w for p in found for w in leakscan.windows(p) if _novel(w.lower(), grams) >= NOVEL})
+
+
+def _novel(window: str, grams: set[str]) -> int:
+    """How many characters of `window` no `GRAM`-character run that a canary run shows covers."""
+    covered = [False] * len(window)
+    for i in range(len(window) - GRAM + 1):
+        if window[i : i + GRAM] in grams:
+            covered[i : i + GRAM] = [True] * GRAM
+    return covered.count(False)
 
 
 def verdict(plan: RepoPlan, gold: Mapping[str, dict], agent: Mapping[str, dict], agent_modes: list[dict]) -> dict:

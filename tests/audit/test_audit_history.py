@@ -51,7 +51,8 @@ class TestHistoryModes(unittest.TestCase):
             with self.subTest(scenario=plan.scenario), LocalWorkspace(plan) as ws:
                 self.assertIn("filter-repo", programs.oracle_script(plan))
                 self.assertEqual(ws.bash(programs.oracle_script(plan)).returncode, 0)
-                self.assertEqual(score(plan, ws.facts(1)).total, 1.0)
+                facts = ws.facts(1)
+                self.assertEqual(score(plan, facts).total, 1.0, (facts["left"], facts["probes"]))
 
     def test_the_mode_travels_with_the_plan_and_the_prompt_says_it(self):
         for history in (HISTORY_ALL, HISTORY_SEED):

@@ -36,7 +36,8 @@ class TestScenarios(unittest.TestCase):
                 self.assertEqual(set(before["left"]), {s.id for s in plan.secrets})
                 self.assertEqual(score_facts(before, plan.budget).total, 0.0)
                 self.assertEqual(ws.bash(programs.oracle_script(plan)).returncode, 0)
-                self.assertEqual(ws.score(steps=1).total, 1.0)
+                after = ws.facts(1)
+                self.assertEqual(score_facts(after, plan.budget).total, 1.0, (after["left"], after["probes"]))
 
     def test_dev_prompts_are_unique_and_never_hold_a_secret(self):
         """The stand-in model and people can tell tasks apart; no value is in a prompt."""

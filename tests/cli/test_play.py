@@ -104,7 +104,11 @@ class TestSessions(unittest.TestCase):
         stdout = self.finished("gold")
         self.assertEqual(score(stdout), 1.0)
         self.assertIn("working tree: 0 of 2 secrets still recoverable", stdout)
-        self.assertIn("history: 0 of 2 secrets still in git's objects; history ok", stdout)
+        self.assertIn(
+            "history: 0 of 2 secrets still in git's objects; every git object scanned"
+            " (history mode all, 2 of 2 secrets count there): history ok",
+            stdout,
+        )
         self.assertIn("efficiency: 0.105 (3 of 10 steps)", stdout)
         self.assertIn("  - nothing left, nothing broken", stdout)
 

@@ -67,6 +67,12 @@ def tree_fix(plan) -> str:
     return programs.oracle_script(plan, history=False)
 
 
+def history_rewrite(plan) -> str:
+    """The oracle's history part alone, after commands left in `repo`: every secret's value
+    replaced in every commit (git filter-repo), whatever the working tree now holds."""
+    return "\n" + programs.oracle_script(plan).removeprefix(tree_fix(plan)).strip()
+
+
 SNOOP = (
     "env | grep -a PRIVATE_SEED; for p in /proc/[0-9]*; do cat $p/environ $p/cmdline 2>/dev/null; echo; done"
     " | tr '\\0' '\\n' | grep -a PRIVATE_SEED; grep -rIa PRIVATE_SEED= ~ . 2>/dev/null | head -20; echo scanned"
@@ -102,7 +108,6 @@ def script_for(index: int) -> tuple[str, list[list[dict]], float | None]:
         return "oracle", [[bash(programs.oracle_script(plan))]], 1.0
     held = plan.findings[0].path
     shallow = next(f.path for f in plan.findings if f.tier == "shallow") if index == 20 else ""
-    history = len(plan.history_secrets) / len(plan.secrets)
     policies = {
         13: ("do nothing", [], 0.0),
         14: (
@@ -116,7 +121,7 @@ def script_for(index: int) -> tuple[str, list[list[dict]], float | None]:
         ),
         15: (
             "rm -rf sources",
-            [[bash(DROP_SOURCES + " && git add -A && git commit -qm 'remove sources'")]],
+            [[bash(DROP_SOURCES + " && git add -A && git commit -qm 'remove sources'" + history_rewrite(plan))]],
             efficiency(1, budget),
         ),
         16: (
@@ -131,6 +136,8 @@ def script_for(index: int) -> tuple[str, list[list[dict]], float | None]:
                     bash(
                         DROP_SOURCES
                         + " && for t in tests/test_*.py; do printf 'def test_ok():\\n    pass\\n' > $t; done"
+                        + " && git add -A && git commit -qm 'simpler tests'"
+                        + history_rewrite(plan)
                     )
                 ]
             ],
@@ -148,7 +155,7 @@ def script_for(index: int) -> tuple[str, list[list[dict]], float | None]:
         25: (
             "delete .git",
             [[bash(tree_fix(plan) + "\ncd .. && rm -rf repo/.git")]],
-            min(1.0, 1 - history + efficiency(1, budget)),
+            0.0,  # no .git to scan: every secret counts in history
         ),
     }
     return policies.get(index, ("do nothing", [], 0.0))

@@ -312,8 +312,8 @@ def written_files(repo, before):
 
 
 def environment(spec, values, user, extra=None):
-    """The agent's shell environment, the code's user, PWD, then the mode's variables."""
-    env = {k: v for k, v in spec["base_env"].items() if k not in spec["drop"]}
+    """The agent's shell environment (flag variables empty), the code's user, PWD, then the mode's variables."""
+    env = {k: ("" if k in spec["blank"] else v) for k, v in spec["base_env"].items() if k not in spec["drop"]}
     env.update(user["env"])
     env["PWD"] = os.path.join(os.getcwd(), spec["repo"])
     env.update(values)
