@@ -43,12 +43,16 @@ PLANS: list[RepoPlan] = [splits.plan_for("dev", i) for i in range(len(SCENARIOS)
 WORKERS = 2
 ALL_ENV = "AUDIT_ATTACKS_ALL"
 PER_ATTACK = 1
+PLAY_ALL = os.environ.pop(ALL_ENV, "") == "1"
+"""Read once and taken out of the environment, as RESULTS_ENV below: the agent's shell inherits this
+process's environment, and a variable named AUDIT_... there would be a probe tell (`tell_environment`
+then never falls back anywhere, and scores gold's 1.0)."""
 
 
 def chosen(name: str, plans: list[RepoPlan]) -> list[RepoPlan]:
     """The scenarios `name` plays: all with AUDIT_ATTACKS_ALL=1, else PER_ATTACK spread over them,
     starting at an offset drawn from the name so that different attacks cover different ones."""
-    if os.environ.get(ALL_ENV) == "1" or len(plans) <= PER_ATTACK:
+    if PLAY_ALL or len(plans) <= PER_ATTACK:
         return plans
     offset = sum(name.encode()) % len(plans)
     picks = sorted({(offset + k * len(plans) // PER_ATTACK) % len(plans) for k in range(PER_ATTACK)})
@@ -113,11 +117,12 @@ def play(plan: RepoPlan, commands: list[str], extra: list[tuple[str, str]] = ())
 
 RESULTS_ENV = "AUDIT_ATTACKS_RESULTS"
 """When set, a file every play's outcome is appended to as a JSON line (for the docs table)."""
+RESULTS_PATH = os.environ.pop(RESULTS_ENV, "")
 _record_lock = threading.Lock()
 
 
 def record(name: str, plan: RepoPlan, outcome: Outcome) -> None:
-    path = os.environ.get(RESULTS_ENV)
+    path = RESULTS_PATH
     if not path:
         return
     line = {"attack": name, "scenario": plan.scenario, "status": outcome.status[:300], "total": outcome.total}
