@@ -293,8 +293,8 @@ def agent_env(env: Mapping[str, str], root: Path | None = None) -> dict[str, str
     for name, value in env.items():
         if name in out or name in KEPT:
             continue
-        if name in CLEARED or name in FLAG_VARIABLES or any(r in value for r in roots):
+        if any(r in value for r in roots):
             out[name] = ""
     for name in (*CLEARED, *FLAG_VARIABLES):
-        out.setdefault(name, "")
+        out[name] = ""
     return out
