@@ -170,6 +170,12 @@ def _python(toolchain: Toolchain, scratch: str) -> list[str]:
     return [toolchain.python, *programs.ISOLATED, "-X", f"pycache_prefix={scratch}"]
 
 
+def program(toolchain: Toolchain, text: str) -> str:
+    """A grading program's text as run on `toolchain`: its standard library from setup's verified
+    bytecode (`programs.with_bytecode`), not compiled from source each run."""
+    return programs.with_bytecode(text, toolchain.bytecode, toolchain.site)
+
+
 @dataclass(frozen=True)
 class Gold:
     """Gold's probe runs, made before the agent acts (`prepare_gold`), for one grade: their canaries
@@ -273,7 +279,7 @@ async def _after_toolchain(
         [
             *_python(toolchain, scratch),
             "-c",
-            programs.ARCHIVE,
+            program(toolchain, programs.ARCHIVE),
             programs.REPO_DIR,
             str(MAX_REPO_BYTES),
             str(MAX_FILE_BYTES),
@@ -404,7 +410,15 @@ async def _tests(
     try:
         run = await _run(
             runtime,
-            [*_python(toolchain, scratch), "-c", programs.HEALTH, name, digest, toolchain.site, str(test_timeout)],
+            [
+                *_python(toolchain, scratch),
+                "-c",
+                program(toolchain, programs.HEALTH),
+                name,
+                digest,
+                toolchain.site,
+                str(test_timeout),
+            ],
             test_timeout + PROGRAM_GRACE,
         )
         result_json = json.loads(run.stdout or "{}")
@@ -489,22 +503,22 @@ async def _run_probes(runtime: Runtime, toolchain: Toolchain, scratch: str, spec
     data = json.dumps(spec).encode()
     stream = hashlib.shake_256(key).digest(len(data))
     sealed = (int.from_bytes(data, "big") ^ int.from_bytes(stream, "big")).to_bytes(len(data), "big")
-    name, program = f".{secrets.token_hex(8)}", f".{secrets.token_hex(8)}"
+    name, text_file = f".{secrets.token_hex(8)}", f".{secrets.token_hex(8)}"
     await runtime.write(name, sealed)
-    await runtime.write(program, programs.PROBES.encode())
+    await runtime.write(text_file, program(toolchain, programs.PROBES).encode())
     # Its command line names no program and no grader (the probed code can read its parent's).
     argv = ["sh", "-c", 'p=$3; exec "$0" -I -S -B -X "pycache_prefix=$1" - "$2" < "$p"']
     prefix = f"/tmp/.{secrets.token_hex(8)}"
     try:
         run = await asyncio.wait_for(
-            runtime.run([*argv, toolchain.python, prefix, name, program], {**GRADER_ENV, "SPEC_KEY": key.hex()}),
+            runtime.run([*argv, toolchain.python, prefix, name, text_file], {**GRADER_ENV, "SPEC_KEY": key.hex()}),
             probes.PROGRAM_SECONDS,
         )
         out = json.loads(run.stdout or "{}")
     except (TimeoutError, ValueError):
         out = {}
     finally:
-        await runtime.run(["rm", "-f", name, program], {})
+        await runtime.run(["rm", "-f", name, text_file], {})
         # A run killed midway leaves the replica in place of the repository: put the repository back.
         held = spec["held"]
         await runtime.run(

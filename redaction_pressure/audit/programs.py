@@ -60,6 +60,7 @@ PROGRAMS = {
     "MEMORISER_SCAN": "memoriser_scan.py",
     "PROBES": "probes.py",
     "TOOL_STUB": "tool_stub.py",
+    "KEPT_BYTECODE": "kept_bytecode.py",
 }
 """Each runtime program's name here and its file under `runtime/` (its docstring says what it does)."""
 
@@ -83,6 +84,23 @@ HEALTH = _program(PROGRAMS["HEALTH"])
 MEMORISER_SCAN = _program(PROGRAMS["MEMORISER_SCAN"])
 PROBES = _program(PROGRAMS["PROBES"])
 TOOL_STUB = _program(PROGRAMS["TOOL_STUB"])
+KEPT_BYTECODE = _program(PROGRAMS["KEPT_BYTECODE"])
+
+
+def with_bytecode(text: str, bytecode: str, site: str) -> str:
+    """A grading program's text after the KEPT_BYTECODE prelude, which has it import the standard
+    library from setup's bytecode (`bytecode`: the toolchain's {"prefix", "files"} JSON) where the
+    files still have their recorded digests; `text` alone when setup kept none."""
+    try:
+        kept = json.loads(bytecode) if bytecode else {}
+        prefix, files = str(kept["prefix"]), dict(kept["files"])
+    except (ValueError, KeyError, TypeError):
+        return text
+    under = site.strip("/") + "/"
+    digests = {str(p): str(d) for p, d in sorted(files.items()) if not str(p).startswith(under)}
+    if not digests:
+        return text
+    return f"{KEPT_BYTECODE}_kept_bytecode({prefix!r}, {digests!r})\ndel _kept_bytecode\n{text}"
 
 PROBE = r"""
 FIND='import json, os, sys, sysconfig, importlib.util

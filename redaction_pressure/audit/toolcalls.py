@@ -217,7 +217,7 @@ class AuditTools:
         if self.toolchain is None:
             return None
         scratch = f"/tmp/.audit-pyc-{secrets.token_hex(8)}"
-        argv = [self.toolchain.python, *programs.ISOLATED, "-X", f"pycache_prefix={scratch}", "-c", programs.ARCHIVE,
+        argv = [self.toolchain.python, *programs.ISOLATED, "-X", f"pycache_prefix={scratch}", "-c", grading.program(self.toolchain, programs.ARCHIVE),
                 REPO_DIR, str(grading.MAX_REPO_BYTES), str(grading.MAX_FILE_BYTES), str(grading.MAX_ENTRIES)]  # fmt: skip
         try:
             result = await asyncio.wait_for(self.grader.run(argv, dict(grading.GRADER_ENV)), self.command_timeout)

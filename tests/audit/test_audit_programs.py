@@ -10,10 +10,17 @@ program `programs` sends.
 from __future__ import annotations
 
 import hashlib
+import json
+import marshal
+import os
 import shutil
 import subprocess
+import sys
+import tempfile
 import unittest
 from importlib import resources
+from importlib.util import MAGIC_NUMBER
+from pathlib import Path
 
 from redaction_pressure.audit import programs
 
@@ -29,6 +36,7 @@ SENT_SHA256 = {
     "PROBES": "6cf189355904906de7a6b7b9820acd1ae9a66113551a0e146c8fc0b42d863c23",
     "MEMORISER_SCAN": "447141fb81cf563b32b7e54ac5aad3744aca49ff2bb9c2471bd61b43945dcf4f",
     "TOOL_STUB": "143ea19916a71d2e94800fc7b4c53537d4cf9ed18e4226a3fc6b29d94ae36043",
+    "KEPT_BYTECODE": "02b5d39b3eb3c4fcaf404b4061110b8869e6e281126a0b6dbfaa15d09ccd02ce",
 }
 """The sha256 of each text the runtime receives: a change to a program changes its pin here, knowingly."""
 
@@ -73,6 +81,63 @@ class RuntimeProgramsTest(unittest.TestCase):
                     ["sh", "-n", "-c", getattr(programs, name)], capture_output=True, text=True, timeout=30
                 )
                 self.assertEqual(result.returncode, 0, result.stderr)
+
+
+class KeptBytecodeTest(unittest.TestCase):
+    """The KEPT_BYTECODE prelude: a grading program imports a module from setup's bytecode only when
+    the file has the digest recorded at setup and its header matches the source as it is now."""
+
+    def setUp(self):
+        self.work = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.work, ignore_errors=True)
+        self.lib = self.work / "lib"
+        self.lib.mkdir()
+        self.source = self.lib / "kept_probe_mod.py"
+        self.source.write_text('VALUE = "from source"\n')
+        self.prefix = self.work / "bytecode"
+        st = self.source.stat()
+        code = compile('VALUE = "from kept bytecode"\n', str(self.source), "exec")
+        header = MAGIC_NUMBER + bytes(4) + (int(st.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+        self.pyc = header + (st.st_size & 0xFFFFFFFF).to_bytes(4, "little") + marshal.dumps(code)
+        self.rel = f"{str(self.lib).lstrip('/')}/kept_probe_mod.{sys.implementation.cache_tag}.pyc"
+        (self.prefix / self.rel).parent.mkdir(parents=True)
+        (self.prefix / self.rel).write_bytes(self.pyc)
+
+    def run_program(self, digests: dict[str, str]) -> str:
+        bytecode = json.dumps({"prefix": str(self.prefix), "files": digests})
+        text = (
+            f"import sys\nsys.path.insert(0, {str(self.lib)!r})\nimport kept_probe_mod\nprint(kept_probe_mod.VALUE)\n"
+        )
+        sent = programs.with_bytecode(text, bytecode, "/nowhere/site-packages")
+        fresh = self.work / "fresh-prefix"
+        result = subprocess.run(
+            [sys.executable, *programs.ISOLATED, "-X", f"pycache_prefix={fresh}", "-c", sent],
+            capture_output=True, text=True, timeout=60, cwd=self.work,
+        )  # fmt: skip
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertFalse(fresh.exists(), "the prelude wrote bytecode")
+        return result.stdout.strip()
+
+    def test_verified_bytecode_is_imported(self):
+        self.assertEqual(self.run_program({self.rel: hashlib.sha256(self.pyc).hexdigest()}), "from kept bytecode")
+
+    def test_bytecode_changed_after_setup_is_not_run(self):
+        digest = hashlib.sha256(self.pyc).hexdigest()
+        (self.prefix / self.rel).write_bytes(self.pyc.replace(b"from kept bytecode", b"from the agent!!!!"))
+        self.assertEqual(self.run_program({self.rel: digest}), "from source")
+
+    def test_a_source_changed_since_setup_is_compiled(self):
+        os.utime(self.source, (1_000_000_000, 1_000_000_000))
+        self.assertEqual(self.run_program({self.rel: hashlib.sha256(self.pyc).hexdigest()}), "from source")
+
+    def test_no_record_no_kept_bytecode(self):
+        self.assertEqual(self.run_program({}), "from source")
+        (self.prefix / self.rel).unlink()
+        self.assertEqual(self.run_program({self.rel: hashlib.sha256(self.pyc).hexdigest()}), "from source")
+
+    def test_bytecode_under_the_site_folder_is_left_to_the_health_run(self):
+        text = programs.with_bytecode("pass\n", json.dumps({"prefix": "/p", "files": {"s/site/a.pyc": "0"}}), "/s/site")
+        self.assertEqual(text, "pass\n")
 
 
 if __name__ == "__main__":
