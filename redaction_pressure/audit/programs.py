@@ -17,6 +17,8 @@ docstring, byte for byte; it is run, never imported. The shell programs stay str
 - `HEALTH`: the pristine tests run on a copy the host built, outcomes reported with a nonce.
 - `PROBES`: the repository's entry points run in a replica of its checkout, for the behavioural
   verdict (`probes.py` on the host).
+- `KEPT_BYTECODE`: the prelude `with_bytecode` puts before ARCHIVE, HEALTH and PROBES: their
+  standard library imported from PRECOMPILE's bytecode where each file has its recorded digest.
 - `MEMORISER_SCAN`: the memoriser baseline's history scan (not the grader's).
 - `TOOL_STUB`: the audit tools' MCP server in the agent's box: it lists the tools and knows
   nothing else (their results are computed on the host, `toolcalls.py`).
