@@ -104,6 +104,7 @@ def with_bytecode(text: str, bytecode: str, site: str) -> str:
         return text
     return f"{KEPT_BYTECODE}_kept_bytecode({prefix!r}, {digests!r})\ndel _kept_bytecode\n{text}"
 
+
 PROBE = r"""
 FIND='import json, os, sys, sysconfig, importlib.util
 spec = importlib.util.find_spec("pytest")
