@@ -89,30 +89,34 @@ PLAYERS: dict[str, Callable[[RepoPlan, object, dict | None], agent.Episode]] = {
 }
 
 
-def episode(split: str, index: int, policy: str, model: dict | None = None) -> Outcome:
-    """Play one policy on one task in a fresh local workspace and score it."""
+def episode(split: str, index: int, policy: str, model: dict | None = None, level: str = "standard") -> Outcome:
+    """Play one policy on one task of `level` in a fresh local workspace and score it."""
     from redaction_pressure.audit.local import LocalWorkspace
     from redaction_pressure.audit.splits import plan_for
 
-    plan = plan_for(split, index)
+    plan = plan_for(split, index, level=level)
     with LocalWorkspace(plan) as workspace:
         played = PLAYERS[policy](plan, workspace, model)
     return Outcome(index, plan.scenario, policy, played.total, played.detection, played.health, played.steps)
 
 
 def _play_all(
-    jobs: list[tuple[str, int, str]], model: dict | None, advance: Callable[[], None] | None, workers: int
+    jobs: list[tuple[str, int, str]],
+    model: dict | None,
+    advance: Callable[[], None] | None,
+    workers: int,
+    level: str = "standard",
 ) -> list[Outcome]:
     """Every job's outcome; in a pool of spawned processes (no inherited threads) when there are several."""
     outcomes = []
     if workers <= 1 or len(jobs) <= 1:
         for split, index, policy in jobs:
-            outcomes.append(episode(split, index, policy, model))
+            outcomes.append(episode(split, index, policy, model, level))
             if advance:
                 advance()
         return outcomes
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(episode, split, index, policy, model) for split, index, policy in jobs]
+        futures = [pool.submit(episode, split, index, policy, model, level) for split, index, policy in jobs]
         try:
             for future in as_completed(futures):
                 outcomes.append(future.result())
@@ -149,15 +153,16 @@ def run_ladder(
     policies: Sequence[str] = tuple(POLICIES),
     advance: Callable[[], None] | None = None,
     workers: int = WORKERS,
+    level: str = "standard",
 ) -> list[LadderRow]:
-    """Score every policy on the tasks of `split` at `indices`; `advance` is called once per episode."""
+    """Score every policy on the tasks of `split` at `level` at `indices`; `advance` is called once per episode."""
     unknown = sorted(set(policies) - set(POLICIES))
     if unknown:
         raise ValueError(f"unknown policy {', '.join(unknown)}; choose from {', '.join(POLICIES)}")
     plays = {policy: eligible(split, indices, policy) for policy in policies}
-    model = memoriser.trained() if plays.get("memoriser") else None
+    model = memoriser.trained(level) if plays.get("memoriser") else None
     jobs = [(split, index, policy) for policy in policies for index in plays[policy]]
-    outcomes = _play_all(jobs, model, advance, workers)
+    outcomes = _play_all(jobs, model, advance, workers, level)
     rows = []
     for policy in policies:
         skipped = len(indices) - len(plays[policy])

@@ -23,8 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 TIERS = ("surface", "shallow", "deep", "cascading")
-DIFFICULTIES = {"easy": 10, "medium": 20, "hard": 30}
+DIFFICULTIES = {"easy": 10, "medium": 20, "hard": 30, "expert": 40}
 """Difficulty -> step budget."""
+OUTPUT_CAPS = {"expert": 8_000}
+"""Difficulty -> characters of each tool result the agent reads (stated in the prompt, enforced by every
+harness: the audit tools, the bash results the taskset's interceptor clips, `play`); unlisted: the
+tools' own limit (`toolcalls.MAX_OUTPUT`)."""
 HISTORY_ALL = "all"
 """Every secret counts while any git object holds it (a committed secret leaks until every object is clean)."""
 HISTORY_SEED = "seed"
@@ -138,6 +142,11 @@ class RepoPlan:
     def budget(self) -> int:
         return DIFFICULTIES[self.difficulty]
 
+    @property
+    def output_cap(self) -> int | None:
+        """Characters of each tool result the agent reads, where the level states a cap."""
+        return OUTPUT_CAPS.get(self.difficulty)
+
     def tree(self, upto: int | None = None) -> dict[str, str]:
         """The file map after the first `upto` commits (all by default)."""
         files: dict[str, str] = {}
@@ -185,6 +194,12 @@ def _first_line(text: str, needle: str) -> int | None:
     return None if at < 0 else text.count("\n", 0, at) + 1
 
 
+def _first_form(text: str, forms: tuple[str, ...]) -> int | None:
+    """The first line holding any of a secret's forms (its value, then the strings `also` lists)."""
+    lines = [line for form in forms if (line := _first_line(text, form)) is not None]
+    return min(lines) if lines else None
+
+
 def locate(
     scenario: str,
     commits: tuple[Commit, ...],
@@ -193,7 +208,8 @@ def locate(
     triggers: dict[str, str],
     path_tiers: dict[tuple[str, str], str],
 ) -> tuple[Finding, ...]:
-    """One finding per (secret, file) holding it at HEAD, else per file of the commit that added it."""
+    """One finding per (secret, file) holding it (its value or a form `also` lists) at HEAD, else per file
+    of the commit that added it."""
     head: dict[str, str] = {}
     history: list[dict[str, str]] = []
     for commit in commits:
@@ -205,13 +221,12 @@ def locate(
         history.append(dict(head))
     findings: list[Finding] = []
     for secret in secrets:
-        places = [(path, line) for path in sorted(head) if (line := _first_line(head[path], secret.value)) is not None]
+        forms = (secret.value, *secret.also)
+        places = [(path, line) for path in sorted(head) if (line := _first_form(head[path], forms)) is not None]
         only_history = not places
         if only_history:
             for snapshot in history:
-                places = [
-                    (p, line) for p in sorted(snapshot) if (line := _first_line(snapshot[p], secret.value)) is not None
-                ]
+                places = [(p, line) for p in sorted(snapshot) if (line := _first_form(snapshot[p], forms)) is not None]
                 if places:
                     break
         if not places:

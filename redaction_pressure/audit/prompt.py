@@ -64,10 +64,25 @@ HISTORY_RULES = {
 """Per history mode (`plan.HISTORY_MODES`): the sentence on rewriting history, and where git objects count."""
 
 
-def system(history: str = HISTORY_ALL) -> str:
-    """The system prompt for a plan of history mode `history`."""
+EXPERT = """
+
+This is an expert task: a large repository. Every tool result shows at most {cap} characters (the
+rest is cut, and the cut says how much), so search it (grep -rn, git grep, git log -S, git rev-list
+--all) rather than print everything. One secret may sit in several forms and places at once (a
+Kubernetes Secret's base64, a percent-encoded connection string, a notebook's saved output, a state
+file, a built bundle, a registry login, a note); a revoked or rotated credential's value is still a
+secret. A generated file or one that is only a credential (build output, state files, keys, registry
+logins) is fixed by removing it and ignoring it in .gitignore, or by regenerating it without the
+secret. Where the documentation names no variable, the code around a secret shows which one to read:
+the variables it already reads."""
+"""The expert level's paragraph after the system prompt (`cap`: `plan.OUTPUT_CAPS`)."""
+
+
+def system(history: str = HISTORY_ALL, cap: int | None = None) -> str:
+    """The system prompt for a plan of history mode `history` (with a stated output cap: the expert level's)."""
     rewrite, where = HISTORY_RULES[history]
-    return TEMPLATE.replace("{HISTORY}", rewrite).replace("{WHERE}", where)
+    text = TEMPLATE.replace("{HISTORY}", rewrite).replace("{WHERE}", where)
+    return text if cap is None else text + EXPERT.replace("{cap}", f"{cap:,}")
 
 
 SYSTEM = system()
@@ -90,4 +105,4 @@ def prompt(plan: RepoPlan) -> Prompt:
     ]
     lines += [f"- {f.id}: {f.kind} at {f.path}:{f.line}" for f in surface]
     lines.append(f"Findings not yet visible: {len(plan.findings) - len(surface)}.")
-    return Prompt(system(plan.history_mode), "\n".join(lines))
+    return Prompt(system(plan.history_mode, plan.output_cap), "\n".join(lines))

@@ -43,7 +43,7 @@ from redaction_pressure.audit.prompt import prompt
 from redaction_pressure.audit.rubric import AUDIT_REWARD_SCHEMA_VERSION, AuditScore, score_facts
 from redaction_pressure.audit.scenarios import AUDIT_VERSION
 from redaction_pressure.audit.tiers import AUDIT_TOOLS
-from redaction_pressure.audit.toolcalls import AuditTools
+from redaction_pressure.audit.toolcalls import AuditTools, clip
 from redaction_pressure.audit.tools import box_toolset
 from redaction_pressure.corpus import CORPUS_VERSION
 from redaction_pressure.identity import block
@@ -55,14 +55,14 @@ FINALIZE_TIMEOUT = 600.0
 """Seconds `finalize` may take in all before the episode is scored 0 with a reason."""
 
 
-def identity(split: str) -> dict[str, str]:
+def identity(split: str, level: str = splits.STANDARD) -> dict[str, str]:
     """The identity block recorded in task data and, recomputed, in `trace.info`."""
     versions = {
         "corpus_version": CORPUS_VERSION,
         "audit_version": AUDIT_VERSION,
         "reward_schema_version": AUDIT_REWARD_SCHEMA_VERSION,
     }
-    return block(ENVIRONMENT, split, splits.commitment(split), versions)
+    return block(ENVIRONMENT, split, splits.commitment(split, level), versions)
 
 
 def steps_taken(trace: vf.Trace) -> int:
@@ -76,13 +76,13 @@ class SecretsAuditData(vf.TaskData):
     index: int
     """The task's index within its split; with the split it determines scenario and seed."""
     scenario: str
-    """Which of the 13 scenarios the repository plays."""
+    """Which scenario the repository plays (one of the 13, or an expert one)."""
     difficulty: str
+    """easy, medium or hard (the standard level's scenarios), or expert."""
     history: str = HISTORY_ALL
     """The history mode the task was built for: `all` (every secret counts in git objects) or `seed`."""
-    """easy, medium or hard."""
     budget: int
-    """Step budget: tool calls before the episode stops (10 / 20 / 30)."""
+    """Step budget: tool calls before the episode stops (10 / 20 / 30; expert 40)."""
     environment: dict[str, str]
     """The identity block at load time."""
 
@@ -114,16 +114,20 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, vf.State, SecretsAuditTaskConfi
     """Each live episode by trace id (set in `setup`, dropped in `finalize`)."""
 
     @property
+    def level(self) -> str:
+        return splits.level_of(self.data.difficulty)
+
+    @property
     def key(self) -> str:
-        return f"audit-{self.data.split}-{self.data.index:05d}"
+        return task_id(self.data.split, self.data.index, self.level)
 
     @property
     def plan(self) -> RepoPlan:
         if self._plan is None:
             data = self.data
-            if data.environment.get("split_commitment") != splits.commitment(data.split):
+            if data.environment.get("split_commitment") != splits.commitment(data.split, self.level):
                 raise vf.TaskError(f"task {self.key} was built under another {data.split} split commitment")
-            plan = splits.plan_for(data.split, data.index, data.history)
+            plan = splits.plan_for(data.split, data.index, data.history, self.level)
             if plan.scenario != data.scenario or prompt(plan).user != data.prompt:
                 raise vf.TaskError(f"task {self.key}: the regenerated repository differs from the task data")
             self._plan = plan
@@ -261,7 +265,7 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, vf.State, SecretsAuditTaskConfi
             return None
         found = _audit_call(request.messages, last.tool_call_id)
         if found is None:
-            return None
+            return self._capped(request, last)
         if not last.content and not live.gated:
             return None  # without a gate, a rewrite now would end the rollout: let the stub answer
         name, arguments, steps, turn = found
@@ -269,6 +273,18 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, vf.State, SecretsAuditTaskConfi
         # of the turn runs; otherwise, all after it ran.
         text = await live.tools.call(name, arguments, steps, turn)
         messages = [*request.messages[:-1], last.model_copy(update={"content": text})]
+        return request.model_copy(update={"messages": messages})
+
+    def _capped(self, request: vf.Request, last: vf.ToolMessage) -> vf.Request | None:
+        """A bash or edit result cut to the level's stated output cap (`plan.output_cap`), as the
+        audit tools cut theirs. An empty result is the gate's look before the call runs: left alone
+        (changing it would refuse the call). verifiers pins the cut text for the rest of the rollout,
+        so the model and the trace both read it."""
+        cap = self.plan.output_cap
+        content = last.content
+        if cap is None or not isinstance(content, str) or len(content) <= cap:
+            return None
+        messages = [*request.messages[:-1], last.model_copy(update={"content": clip(content, cap)})]
         return request.model_copy(update={"messages": messages})
 
     async def finalize(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
@@ -282,7 +298,7 @@ class SecretsAuditTask(vf.Task[SecretsAuditData, vf.State, SecretsAuditTaskConfi
         if "sealed" in trace.info:
             facts["sealed"] = trace.info["sealed"]
         trace.info["audit"] = facts
-        trace.info["environment"] = identity(self.data.split)
+        trace.info["environment"] = identity(self.data.split, self.level)
         trace.info["task_seed"] = plan.seed
 
     async def _facts(
@@ -364,14 +380,22 @@ def gates_tool_calls(trace: vf.Trace) -> bool:
         return False
 
 
+def task_id(split: str, index: int, level: str = splits.STANDARD) -> str:
+    """A task's id: `audit-dev-00003`; an expert task's `audit-expert-dev-00003`."""
+    return f"audit-{split}-{index:05d}" if level == splits.STANDARD else f"audit-{level}-{split}-{index:05d}"
+
+
 class SecretsAuditConfig(vf.TasksetConfig):
     split: Literal["train", "dev", "private_eval"] = "dev"
-    """Which split to load: train (unbounded), dev (52 tasks) or private_eval (needs the secret)."""
+    """Which split to load: train (unbounded), dev (52 tasks; expert 24) or private_eval (needs the secret)."""
+    difficulty: Literal["standard", "expert"] = "standard"
+    """Which level: `standard` (the 13 scenarios of the curriculum, each at its own difficulty: easy,
+    medium or hard) or `expert` (large repositories, a stated output cap, 40 steps)."""
     history: Literal["all", "seed"] = "all"
     """Where git history counts: `all` (every secret, until every object is clean) or `seed` (only the
     scenarios whose point it is, git_basics and legacy_audit, as the seed's curriculum had it)."""
     size: int | None = None
-    """Number of tasks; default 52 for dev and private_eval, unbounded for train."""
+    """Number of tasks; default the dev size (52; expert 24) for dev and private_eval, unbounded for train."""
     task: SecretsAuditTaskConfig = SecretsAuditTaskConfig()
     """Per-task knobs under `--env.taskset.task.*`."""
     agent_user: str | None = None
@@ -383,8 +407,9 @@ class SecretsAuditConfig(vf.TasksetConfig):
     def _check(self) -> SecretsAuditConfig:
         if self.size is not None and self.size < 1:
             raise ValueError(f"size must be positive, got {self.size}")
-        if self.split == "dev" and self.size is not None and self.size > splits.DEV_SIZE:
-            raise ValueError(f"dev has {splits.DEV_SIZE} tasks; size {self.size} is too large")
+        dev = splits.dev_size(self.difficulty)
+        if self.split == "dev" and self.size is not None and self.size > dev:
+            raise ValueError(f"dev has {dev} {self.difficulty} tasks; size {self.size} is too large")
         return self
 
 
@@ -406,21 +431,22 @@ class SecretsAuditTaskset(vf.Taskset[SecretsAuditTask, SecretsAuditConfig]):
     def __init__(self, config: SecretsAuditConfig) -> None:
         super().__init__(config)
         self.INFINITE = config.split == "train" and config.size is None
-        splits.commitment(config.split)  # private_eval without its secret fails here, by name
+        splits.commitment(config.split, config.difficulty)  # private_eval without its secret fails here, by name
         # NOTE: the agent's shell can read /proc/<pid>/environ of this process; see redaction_pressure/seal.py.
         scrub_initial_environ(shared_splits.PRIVATE_ENV)
 
     def load(self) -> Iterator[SecretsAuditTask]:
         config = self.config
         size = config.size
+        level = config.difficulty
         if size is None and config.split != "train":
-            size = splits.DEV_SIZE
+            size = splits.dev_size(level)
         for index in itertools.count() if size is None else range(size):
-            plan = splits.plan_for(config.split, index, config.history)
+            plan = splits.plan_for(config.split, index, config.history, level)
             text = prompt(plan)
             yield SecretsAuditTask(
                 SecretsAuditData(
-                    id=f"audit-{config.split}-{index:05d}",
+                    id=task_id(config.split, index, level),
                     name=f"{plan.scenario} ({config.split} {index})",
                     prompt=text.user,
                     system_prompt=text.system,
@@ -429,7 +455,7 @@ class SecretsAuditTaskset(vf.Taskset[SecretsAuditTask, SecretsAuditConfig]):
                     scenario=plan.scenario,
                     difficulty=plan.difficulty,
                     budget=plan.budget,
-                    environment=identity(config.split),
+                    environment=identity(config.split, level),
                     agent_user=config.agent_user,
                     history=config.history,
                 ),

@@ -56,8 +56,16 @@ class ToolArgumentError(ValueError):
     """A call's arguments do not fit the tool (the agent reads the message)."""
 
 
-def clip(text: str) -> str:
-    return text if len(text) <= MAX_OUTPUT else text[:MAX_OUTPUT] + f"\n[... {len(text) - MAX_OUTPUT} more characters]"
+def clip(text: str, cap: int | None = None) -> str:
+    """`text` cut to `cap` characters (a level's stated cap, `plan.OUTPUT_CAPS`) or to `MAX_OUTPUT`,
+    the cut marked with how much was left out."""
+    if cap is None:
+        return (
+            text if len(text) <= MAX_OUTPUT else text[:MAX_OUTPUT] + f"\n[... {len(text) - MAX_OUTPUT} more characters]"
+        )
+    if len(text) <= cap:
+        return text
+    return text[:cap] + f"\n[... {len(text) - cap} more characters cut: a tool result shows at most {cap}]"
 
 
 def decode_candidates(text: str) -> list[str]:
@@ -144,7 +152,8 @@ class AuditTools:
                 result = await getattr(self, name)(**args)
             except Exception as exc:  # noqa: BLE001 - a tool's failure is a result the agent reads
                 return f"error: {name} failed ({type(exc).__name__}); the call still counts as a step"
-            return (result or "(no output)") + note
+            # The cut comes before the reveals: what a call revealed is always shown.
+            return clip(result or "(no output)", self.plan.output_cap) + note
 
     # -- the tools (bodies of `call`; their signatures and docstrings are the catalogue) ----------
 
@@ -153,7 +162,7 @@ class AuditTools:
         text = await self._read(path)
         if text is None:
             return f"error: {path} is not a file in the repository"
-        return clip("\n".join(f"{i:5d}  {line}" for i, line in enumerate(text.splitlines(), 1)) or "(empty file)")
+        return "\n".join(f"{i:5d}  {line}" for i, line in enumerate(text.splitlines(), 1)) or "(empty file)"
 
     async def inspect_git_history(self, path: str = "") -> str:
         """Show the commit history of every ref (with patches when a path is given)."""
@@ -166,7 +175,7 @@ class AuditTools:
         except TimeoutError:
             return f"error: timed out after {self.command_timeout:g} s"
         out = result.stdout + result.stderr
-        return clip(out) if out.strip() else f"no commit touches {path}" if path else "no commits"
+        return out if out.strip() else f"no commit touches {path}" if path else "no commits"
 
     async def inspect_encoded(self, path: str, line: int = 0) -> str:
         """Decode base64 and hex values found in a file, or in one line of it."""
@@ -176,7 +185,7 @@ class AuditTools:
         lines = text.splitlines()
         chosen = [(line, lines[line - 1])] if 0 < line <= len(lines) else list(enumerate(lines, 1))
         found = [f"line {n}: {d}" for n, text in chosen for d in decode_candidates(text)]
-        return clip("\n".join(found) or "no decodable values found")
+        return "\n".join(found) or "no decodable values found"
 
     async def status(self) -> str:
         """Report detection, health with its factors (tests, probes, preservation, history kept), failed probes, visible findings, hidden count, steps, conflict map and next actions, as the grade would give them now."""

@@ -74,8 +74,8 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
-def audit_indices(split: str, size: int | None, start: int) -> range:
-    """The secrets-audit tasks `start` .. `start + size - 1` (dev: to its end by default)."""
+def audit_indices(split: str, size: int | None, start: int, level: str = "standard") -> range:
+    """The secrets-audit tasks `start` .. `start + size - 1` of `level` (dev: to its end by default)."""
     from redaction_pressure.audit import splits as audit_splits
 
     if start < 0:
@@ -84,11 +84,12 @@ def audit_indices(split: str, size: int | None, start: int) -> range:
         raise common.UsageError(f"--size must be positive, got {size}")
     if split == "train" and size is None:
         raise common.UsageError("train is unbounded: pass --size N")
-    if split == "dev" and start + (size or 1) > audit_splits.DEV_SIZE:
+    dev = audit_splits.dev_size(level)
+    if split == "dev" and start + (size or 1) > dev:
         raise common.UsageError(
-            f"dev has {audit_splits.DEV_SIZE} secrets-audit tasks; --start {start} --size {size} runs past them"
+            f"dev has {dev} secrets-audit {level} tasks; --start {start} --size {size} runs past them"
         )
-    return range(start, start + size if size is not None else audit_splits.DEV_SIZE)
+    return range(start, start + size if size is not None else dev)
 
 
 def run_audit(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -99,12 +100,13 @@ def run_audit(args: argparse.Namespace, out: Console, err: Console) -> int:
     if unknown:
         raise common.UsageError(f"unknown policy {', '.join(unknown)}; choose from {', '.join(ladder.POLICIES)}")
     policies = list(dict.fromkeys(args.policy)) if args.policy else list(ladder.POLICIES)
-    indices = audit_indices(args.split, args.size, args.start)
-    commitment = audit_splits.commitment(args.split)
+    level = common.audit_level(args.difficulty)
+    indices = audit_indices(args.split, args.size, args.start, level)
+    commitment = audit_splits.commitment(args.split, level)
     episodes = sum(len(ladder.eligible(args.split, indices, policy)) for policy in policies)
     with Progress(console=err, transient=True, disable=args.json or not err.is_terminal) as progress:
         bar = progress.add_task("playing", total=episodes)
-        rows = ladder.run_ladder(args.split, indices, policies, advance=lambda: progress.advance(bar))
+        rows = ladder.run_ladder(args.split, indices, policies, advance=lambda: progress.advance(bar), level=level)
     if args.json:
         from redaction_pressure.audit.scenarios import AUDIT_VERSION
 
@@ -112,13 +114,14 @@ def run_audit(args: argparse.Namespace, out: Console, err: Console) -> int:
             "taskset": common.AUDIT_TASKSET,
             "audit_version": AUDIT_VERSION,
             "split": args.split,
+            "level": level,
             "split_commitment": commitment,
             "tasks": len(indices),
             "indices": [indices.start, indices.stop],
             "ladder": [asdict(row) for row in rows],
         }, indent=2))  # fmt: skip
         return 0
-    out.print(f"{common.AUDIT_TASKSET} ladder, split {args.split}, commitment {commitment}, "
+    out.print(f"{common.AUDIT_TASKSET} ladder, split {args.split}{'' if level == 'standard' else f' ({level})'}, commitment {commitment}, "
               f"tasks {indices.start}..{indices.stop - 1} ({len(indices)})", markup=False)  # fmt: skip
     out.print(_audit_table(rows))
     out.print(_scenario_table(rows))

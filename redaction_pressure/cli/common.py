@@ -138,6 +138,16 @@ def difficulty(parser: argparse.ArgumentParser) -> None:
                         help=f"corpus level: {', '.join(DIFFICULTIES)} (default {DEFAULT_DIFFICULTY})")  # fmt: skip
 
 
+def audit_level(difficulty: str) -> str:
+    """The secrets-audit level `--difficulty` names: standard (its curriculum, the default) or expert."""
+    if difficulty not in ("standard", "expert"):
+        raise UsageError(
+            f"{AUDIT_TASKSET} has the levels standard (its curriculum of easy, medium and hard scenarios, the default) "
+            f"and expert; --difficulty {difficulty} is a {TASKSET} level"
+        )
+    return difficulty
+
+
 def indices(split: str, size: int | None) -> range:
     if size is not None and size < 1:
         raise UsageError(f"--size must be positive, got {size}")

@@ -151,12 +151,12 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise common.UsageError(
             f"unknown {common.AUDIT_TASKSET} policy {args.policy!r}; choose one of {', '.join(AUDIT_POLICIES)}"
         )
-    if audit and args.difficulty != common.DEFAULT_DIFFICULTY:
-        raise common.UsageError(f"--difficulty is a {common.TASKSET} option; {common.AUDIT_TASKSET} has one level")
+    if audit:
+        common.audit_level(args.difficulty)
     if args.split == "train" and args.num_tasks is None:
         raise common.UsageError("train is unbounded: give -n/--num-tasks")
-    size = split_size(args.split, args.taskset)
-    tasks = args.num_tasks if args.num_tasks is not None else split_size("dev", args.taskset)
+    size = split_size(args.split, args.taskset, args.difficulty)
+    tasks = args.num_tasks if args.num_tasks is not None else split_size("dev", args.taskset, args.difficulty)
     if tasks < 1:
         raise common.UsageError("-n/--num-tasks must be at least 1")
     if size is not None and tasks > size:
@@ -266,13 +266,13 @@ def eval_summary(run, split: str) -> tuple[str, str]:
     return line, f"{len(errored)} of {total} episodes errored: {named}"
 
 
-def split_size(split: str, taskset: str = common.TASKSET) -> int | None:
-    """How many tasks the split holds (None: as many as anyone asks for)."""
+def split_size(split: str, taskset: str = common.TASKSET, difficulty: str = common.DEFAULT_DIFFICULTY) -> int | None:
+    """How many tasks the split holds at `difficulty` (None: as many as anyone asks for)."""
     if split == "dev":
         if taskset == common.AUDIT_TASKSET:
             from redaction_pressure.audit import splits as audit_splits
 
-            return audit_splits.DEV_SIZE
+            return audit_splits.dev_size(common.audit_level(difficulty))
         return splits.DEV_SIZE
     if taskset == common.AUDIT_TASKSET:
         return None  # the audit taskset's loader checks its own train and private_eval bounds

@@ -71,16 +71,17 @@ def vf_eval_command(
     extra: list[str] | tuple[str, ...] = (),
 ) -> list[str]:
     """The vf-eval command line the README documents, for this endpoint, split, taskset
-    and (redaction-pressure only) difficulty, then `extra` (rollouts, sampling, options after `--`)."""
+    and difficulty (a level of either taskset), then `extra` (rollouts, sampling, options after `--`)."""
     if concurrency is None and taskset == AUDIT_TASKSET_ID:
         concurrency = AUDIT_CONCURRENCY
     selection = ["-n", str(tasks)]
     if taskset == AUDIT_TASKSET_ID and split == "dev":
-        from redaction_pressure.audit.splits import DEV_SIZE, spread
+        from redaction_pressure.audit.splits import dev_size, spread
 
-        if tasks < DEV_SIZE:
+        size = dev_size(difficulty)
+        if tasks < size:
             # The first dev tasks are all easy scenarios: a small sample takes each level in turn.
-            selection = ["--select.include.idx", *map(str, spread(tasks))]
+            selection = ["--select.include.idx", *map(str, spread(tasks, size, difficulty))]
     command = [
         _tool("vf-eval"), taskset, *selection, "-m", endpoint.model,
         "--client.base-url", endpoint.base_url, "--client.api-key-var", endpoint.api_key_var,

@@ -63,6 +63,7 @@ def add(commands) -> None:
         "split", choices=splits.SPLITS, help="train or dev (a private_eval task never runs its agent on this host)"
     )
     play.add_argument("index", type=int)
+    common.difficulty(play)
     play.add_argument("--history", choices=("all", "seed"), default="all",
                       help="where git history counts: every secret (all, the default) or the seed's scenarios only")  # fmt: skip
     play.set_defaults(run=run)
@@ -97,11 +98,12 @@ def _plan(args: argparse.Namespace):
         raise UsageError(
             "play works train and dev tasks: a private_eval task would run its agent on the evaluator's host"
         )
+    level = common.audit_level(getattr(args, "difficulty", common.DEFAULT_DIFFICULTY))
     try:
-        audit_splits.check_index(args.split, args.index)
+        audit_splits.check_index(args.split, args.index, level)
     except splits.SplitError as exc:
         raise UsageError(str(exc)) from None
-    return audit_splits.plan_for(args.split, args.index, getattr(args, "history", "all"))
+    return audit_splits.plan_for(args.split, args.index, getattr(args, "history", "all"), level)
 
 
 def _audit_extra() -> None:
@@ -218,10 +220,14 @@ class Session:
         from verifiers.v1.harnesses.utils.compaction import truncate_tool_output
 
         from redaction_pressure.audit.tiers import Call
+        from redaction_pressure.audit.toolcalls import clip
 
         self.calls.append(Call(name, args))
         with _no_input():
             result = self._run(name, args)
+        if name in ("bash", "edit"):
+            # The level's stated cap, as the taskset's interceptor applies it (the audit tools cut their own).
+            result = clip(result, self.plan.output_cap) if self.plan.output_cap else result
         return truncate_tool_output(result)
 
     def _run(self, name: str, args: dict) -> str:

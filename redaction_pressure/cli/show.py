@@ -72,22 +72,23 @@ def run_audit(args: argparse.Namespace, out: Console) -> int:
     from redaction_pressure.audit.prompt import prompt
     from redaction_pressure.redact.api import DEFAULT_HIDDEN, DEFAULT_SHOWN
 
-    if (args.shown, args.hidden, args.difficulty) != (DEFAULT_SHOWN, DEFAULT_HIDDEN, common.DEFAULT_DIFFICULTY):
+    if (args.shown, args.hidden) != (DEFAULT_SHOWN, DEFAULT_HIDDEN):
         raise common.UsageError(
-            f"--shown, --hidden and --difficulty are {common.TASKSET} options; a {common.AUDIT_TASKSET} task is its index"
+            f"--shown and --hidden are {common.TASKSET} options; a {common.AUDIT_TASKSET} task is its level and index"
         )
+    level = common.audit_level(args.difficulty)
     try:
-        audit_splits.check_index(args.split, args.index)
+        audit_splits.check_index(args.split, args.index, level)
     except splits.SplitError as exc:  # an index outside the split is a wrong command line, as for one-turn tasks
         raise common.UsageError(str(exc)) from None
-    plan = audit_splits.plan_for(args.split, args.index)
+    plan = audit_splits.plan_for(args.split, args.index, level=level)
     shown = prompt(plan)
     public = args.split != "private_eval"
     files = plan.tree() if public else {}
     history = [{"message": c.message, "changed": [path for path, _ in c.files]} for c in plan.commits] if public else []
     refs = [{"name": name, "commits": count} for name, count in plan.refs] if public else []
     if args.json:
-        document = {"split": args.split, "index": args.index, "scenario": plan.scenario, "difficulty": plan.difficulty,
+        document = {"split": args.split, "index": args.index, "level": level, "scenario": plan.scenario, "difficulty": plan.difficulty,
                     "system_prompt": shown.system, "prompt": shown.user}  # fmt: skip
         if public:
             document.update(files=files, history=history, refs=refs)

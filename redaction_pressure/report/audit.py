@@ -280,9 +280,9 @@ def _tiers(episode) -> dict[tuple[str, str], str]:
     if episode.private:
         return {}
     try:
-        from redaction_pressure.audit.splits import plan_for
+        from redaction_pressure.audit.splits import level_of, plan_for
 
-        plan = plan_for(episode.split, episode.index)
+        plan = plan_for(episode.split, episode.index, level=level_of(episode.difficulty))
     except Exception:  # noqa: BLE001 - another corpus version or a missing extra: tiers read unknown
         return {}
     tiers: dict[tuple[str, str], str] = {}

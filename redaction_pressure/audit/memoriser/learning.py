@@ -286,9 +286,9 @@ def learn(plans: Iterable[RepoPlan]) -> dict:
     }
 
 
-@lru_cache(maxsize=1)
-def trained() -> dict:
-    """The model learned from `TRAIN_TASKS` of the train split (once per process)."""
+@lru_cache(maxsize=2)
+def trained(level: str = "standard") -> dict:
+    """The model learned from `TRAIN_TASKS` of the train split at `level` (once per process and level)."""
     from redaction_pressure.audit.splits import plan_for
 
-    return learn(plan_for("train", index) for index in TRAIN_TASKS)
+    return learn(plan_for("train", index, level=level) for index in TRAIN_TASKS)

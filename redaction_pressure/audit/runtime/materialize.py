@@ -35,7 +35,7 @@ for i, commit in enumerate(payload["commits"]):
         if path.endswith(".sh"):
             os.chmod(full, 0o755)
     git("add", "-A")
-    date = "2024-01-%02dT12:00:00+00:00" % (i + 1)
+    date = "%d +0000" % (1704110400 + 86400 * i)  # 2024-01-01 12:00 UTC, a day per commit
     git("commit", "-q", "-m", commit["message"], GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
     shas.append(subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout.strip())
 for name, upto in payload.get("refs", []):

@@ -37,6 +37,7 @@ from redaction_pressure.audit.scenarios import (
     legacy_audit,
     microservices,
     noise_filtering,
+    platform,
     system_logging,
     utility_module,
 )
@@ -66,6 +67,8 @@ SCENARIOS: list[Scenario] = [
         legacy_audit,
     )
 ]
+EXPERT_SCENARIOS: list[Scenario] = [platform.SCENARIO]
+"""The expert level's scenarios (`splits.EXPERT`); append, never reorder."""
 SCENARIO_NAMES = tuple(s.name for s in SCENARIOS)
 
 
@@ -75,7 +78,7 @@ def draw_for(name: str, seed: int) -> Draw:
 
 
 def by_name(name: str) -> Scenario:
-    for s in SCENARIOS:
+    for s in (*SCENARIOS, *EXPERT_SCENARIOS):
         if s.name == name:
             return s
     raise PlanError(f"unknown scenario {name!r}; choose one of {', '.join(s.name for s in SCENARIOS)}")

@@ -21,6 +21,7 @@ LEVELS = {
     "easy": {"secrets": (1, 3), "fillers": (1, 3), "commits": (0, 2), "refs": 0.3, "decoys": (1, 2)},
     "medium": {"secrets": (2, 4), "fillers": (2, 5), "commits": (1, 3), "refs": 0.5, "decoys": (1, 3)},
     "hard": {"secrets": (3, 6), "fillers": (3, 7), "commits": (2, 5), "refs": 0.7, "decoys": (2, 3)},
+    "expert": {"secrets": (4, 7), "fillers": (0, 0), "commits": (3, 8), "refs": 0.9, "decoys": (2, 3)},
 }
 IDIOMS = ("constants", "settings_class", "dataclass", "factory", "local", "ini", "toml", "json")
 FILE_IDIOMS = ("ini", "toml", "json")

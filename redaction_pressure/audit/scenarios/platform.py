@@ -1,0 +1,467 @@
+"""Scenario platform (expert): a monorepo where each secret lives in several forms and places.
+
+Two or three Python services, a web client, Kubernetes manifests, Terraform, notebooks, SQL
+migrations, vendored code and documentation: 60 to 200 files, more than one tool result shows
+(`prompt.OUTPUT_CAP`), so a remediation starts with a search. What makes it hard is what real
+remediation needs, not hidden information:
+
+- **one secret, many forms**: the first service's database password is a Python setting, a
+  Kubernetes Secret's base64, a percent-encoded DSN in a notebook's output cell, a Terraform
+  state file and a seed script's `PGPASSWORD`; the web client's service-role key is in its
+  configuration and in the built bundle generated from it; a TLS key is a file and a Secret's
+  base64; a registry credential is a docker `config.json` `auth`;
+- **decoys by meaning, not by shape**: the public `anon` JWT beside the service-role one, the
+  public key beside its private key, the payment provider's documented test key, the SHA-256
+  fingerprint of the signing secret, the vendored library's RFC 7515 test vector, image digests;
+- **a revoked key is still a secret**: an incident note quotes the old live key;
+- **variables from the code**: each service reads its settings with its own prefix (the settings
+  module already reads some), two services share one signing secret under one stated variable;
+- **tests check behaviour** (a DSN is built, a signature is 64 hex digits, test mode is on without
+  a key), never a list of the values to keep: the probes and the preservation rule check those.
+
+Generated files (the bundle, the state file) and files that are only a credential (the key, the
+docker config) are fixed by removing them and ignoring them, as the gold fix does; every other
+place keeps its file with the value read from the environment or emptied.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from urllib.parse import quote
+
+from cryptography.hazmat.primitives import serialization
+
+from redaction_pressure.audit.plan import Probe, Slot
+from redaction_pressure.audit.scenarios import expert_fill as fill
+from redaction_pressure.audit.scenarios.base import GITIGNORE, Draft, Scenario
+from redaction_pressure.audit.scenarios.parts import Builder
+from redaction_pressure.corpus import keys, values
+from redaction_pressure.corpus.draw import HEX, LOWER, Draw
+from redaction_pressure.corpus.words import ORGS, REGIONS, SERVICES, USERS
+
+PASSWORDS = values.PasswordPolicy(18, 26, "@+/")
+"""Database passwords that a DSN must percent-encode (each holds at least one of `@`, `+`, `/`)."""
+STRIPE_TEST_KEY = "sk_test_4eC39HqLyjWDarjtT1zdp7dc"
+"""The payment provider's documented test-mode key: public, published in its documentation."""
+RFC7515_KEY = "AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow"
+"""The HMAC key of RFC 7515's appendix A.1 example: a published test vector."""
+
+
+class ExpertBuilder(Builder):
+    """A `Builder` whose documentation states the expert conventions (per-service prefixes) and
+    whose fillers are the monorepo's bulk (`expert_fill`)."""
+
+    doc_text: str = ""
+    bulk: list[tuple[str, dict[str, str | None]]]
+
+    def documentation(self) -> str:
+        return self.doc_text
+
+    def fillers(self) -> None:
+        for message, files in self.bulk:
+            self.add(message, files)
+
+
+def make(d: Draw) -> Draft:
+    b = ExpertBuilder(d, "expert")
+    b.bulk = []
+    org = d.pick(ORGS)
+    shared_prefix = org.upper() + "_"
+    names = d.sample(SERVICES, d.int(2, 3))
+    first, second = names[0], names[1]
+    P = {n: n.upper() + "_" for n in names}
+    b.project.code = f"services/{first}/app"
+    b.project.docs = "docs/configuration.md"
+    b.project.package = f"{org}_platform"
+    web = d.pick(("web", "frontend", "apps/web"))
+    region = d.pick(REGIONS)
+    registry = f"registry.{org}.example"
+    ignore: list[str] = []
+    vendor_lib = d.pick(("jwslite", "tinyjws", "compactjws"))
+
+    # -- the first service's database password, in up to five forms -----------------------------
+    root = f"services/{first}"
+    pw = PASSWORDS.draw(d)
+    pw_b64 = base64.b64encode(pw.encode()).decode()
+    db = b.secret("password", pw, f"{P[first]}DB_PASSWORD", also=(quote(pw, safe=""), pw_b64))
+    dataclass_style = d.chance(0.5)
+    pool = d.int(4, 16)
+    settings_path = f"{root}/app/settings.py"
+    if dataclass_style:
+        password_line = f"    db_password: str = {b.slot(db, chr(34) + '{}' + chr(34), 'field(default_factory=lambda: os.environ.get(' + chr(34) + db.env + chr(34) + ', ' + chr(34) * 2 + '))')}\n"
+        settings_text = f'''"""Settings of the {first} service, read once per process."""
+
+import os
+from dataclasses import asdict, dataclass, field
+from urllib.parse import quote
+
+
+def _env(name, default):
+    return field(default_factory=lambda: os.environ.get(name, default))
+
+
+@dataclass
+class Settings:
+    log_level: str = _env("{P[first]}LOG_LEVEL", "info")
+    db_host: str = _env("{P[first]}DB_HOST", "{first}-db.internal:5432")
+    db_user: str = "{first}_app"
+    db_name: str = "{first}"
+{password_line}    pool_size: int = {pool}
+
+    def database_url(self):
+        return f"postgresql://{{self.db_user}}:{{quote(self.db_password, safe='')}}@{{self.db_host}}/{{self.db_name}}"
+
+
+def settings():
+    s = Settings()
+    return {{"log_level": s.log_level, "database_url": s.database_url(), "pool_size": s.pool_size}}
+'''
+    else:
+        settings_text = f'''"""Settings of the {first} service, read once at import."""
+
+import os
+from urllib.parse import quote
+
+LOG_LEVEL = os.environ.get("{P[first]}LOG_LEVEL", "info")
+DB_HOST = os.environ.get("{P[first]}DB_HOST", "{first}-db.internal:5432")
+DB_USER = "{first}_app"
+DB_NAME = "{first}"
+DB_PASSWORD = {b.py_slot(db)}
+POOL_SIZE = {pool}
+
+
+def database_url():
+    return f"postgresql://{{DB_USER}}:{{quote(DB_PASSWORD, safe='')}}@{{DB_HOST}}/{{DB_NAME}}"
+
+
+def settings():
+    return {{"log_level": LOG_LEVEL, "database_url": database_url(), "pool_size": POOL_SIZE}}
+'''
+    files: dict[str, str | None] = {settings_path: settings_text}
+    b.probes.append(Probe(f"{first}_settings", "py", settings_path, "settings()"))
+    b.test(f'''
+def test_{first}_builds_its_database_url():
+    settings = load("{settings_path}").settings()
+    assert settings["database_url"].startswith("postgresql://{first}_app:")
+    assert settings["database_url"].endswith("/{first}")
+    assert settings["pool_size"] == {pool}
+''')
+    b.add(d.pick((f"{first}: database settings", f"Configure the {first} database", f"Add {first} settings")), files)
+    if d.chance(0.8):
+        path = f"deploy/k8s/{first}/secret.yaml"
+        b.add(
+            f"{first}: Kubernetes secret for the database",
+            {path: (f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: {first}-db\ntype: Opaque\ndata:\n"
+                    f"  {P[first]}DB_PASSWORD: {b.slot(db, pw_b64, chr(34) * 2)}\n")},
+        )  # fmt: skip
+        b.path_tiers[(db.id, path)] = "deep"
+    if d.chance(0.6):
+        path = f"notebooks/{first}-{d.pick(('connections', 'exploration', 'latency'))}.ipynb"
+        dsn = f"postgresql://{first}_app:{quote(pw, safe='')}@{first}-db.internal:5432/{first}"
+        output = json.dumps(
+            [{"data": {"text/plain": [repr(dsn)]}, "execution_count": 3, "metadata": {"collapsed": False},
+              "output_type": "execute_result"}]
+        )  # fmt: skip
+        notebook = {
+            "cells": [
+                {"cell_type": "markdown", "metadata": {"tags": ["intro"]}, "source": [f"# {first}: connection check\n"]},
+                {"cell_type": "code", "execution_count": 3, "metadata": {"tags": ["check"]},
+                 "outputs": "@OUTPUTS@", "source": ["from app import settings\n", "settings.database_url()"]},
+            ],
+            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }  # fmt: skip
+        text = json.dumps(notebook, indent=1) + "\n"
+        text = text.replace('"@OUTPUTS@"', b.slot(db, output, "[]"))
+        b.add(d.pick((f"Notebook: {first} connection check", "Add an exploration notebook")), {path: text})
+        b.path_tiers[(db.id, path)] = "deep"
+    if d.chance(0.6):
+        path = "infra/terraform/terraform.tfstate"
+        state = json.dumps(
+            {"version": 4, "terraform_version": "1.7.5", "serial": d.int(3, 40), "lineage": values.UUID.draw(d),
+             "resources": [{"mode": "managed", "type": "aws_db_instance", "name": first,
+                            "instances": [{"attributes": {"identifier": f"{first}-db", "username": f"{first}_app",
+                                                          "password": "@PASSWORD@", "engine": "postgres"}}]}]},
+            indent=2,
+        )  # fmt: skip
+        text = state.replace('"@PASSWORD@"', b.slot(db, '"{}"', '""')) + "\n"
+        b.add("Terraform: apply the database", {path: text})
+        b.fix_extra[path] = None
+        ignore.append("*.tfstate")
+        ignore.append("*.tfstate.backup")
+        b.path_tiers[(db.id, path)] = "shallow"
+    if d.chance(0.5):
+        path = f"scripts/seed-{first}-db.sh"
+        b.add(f"Script to seed the {first} database", {path: (
+            f"#!/usr/bin/env bash\n# Loads the seed data into a fresh {first} database.\nset -eo pipefail\n"
+            f"export PGPASSWORD={b.sh_slot(db)}\n"
+            f'psql -h "${{{P[first]}DB_HOST:-{first}-db.internal}}" -U {first}_app -d {first} -f db/seeds/{first}.sql\n')})  # fmt: skip
+        b.probes.append(Probe(f"seed_{first}", "sh", path))
+        b.path_tiers[(db.id, path)] = "shallow"
+        b.bulk.append(
+            (
+                f"Seed data for {first}",
+                {f"db/seeds/{first}.sql": f"INSERT INTO settings (name, value) VALUES ('region', '{region}');\n"},
+            )
+        )
+
+    # -- the webhook signing secret both services share -----------------------------------------------
+    signing = b.secret(
+        "generic_secret",
+        values.generic_secret(d.pick(("hex40", "base62", "urlsafe")), d.pick((32, 40))).draw(d),
+        f"{shared_prefix}WEBHOOK_SECRET",
+        tier="shallow",
+    )
+    b.slots["sign_import"] = Slot(signing.id, "", "import os\n")
+    body = b'{"event": "ping"}'
+    hooks = f"{root}/app/webhooks.py"
+    intake = f"services/{second}/app/{d.pick(('intake', 'receiver', 'inbound'))}.py"
+    b.add(
+        f"{first}: sign outgoing webhooks",
+        {
+            hooks: f'''"""Outgoing webhooks of the {first} service: every delivery is signed."""
+
+import hashlib
+import hmac
+«sign_import»
+SIGNING_SECRET = {b.py_slot(signing)}
+
+
+def signature(body):
+    return hmac.new(SIGNING_SECRET.encode(), body, hashlib.sha256).hexdigest()
+
+
+def delivery_headers(body):
+    return {{"X-Signature": "sha256=" + signature(body), "Content-Type": "application/json"}}
+'''
+        },
+    )
+    b.add(
+        f"{second}: verify incoming webhooks",
+        {
+            intake: f'''"""Webhooks the {second} service receives from {first}: checked before anything runs."""
+
+import hashlib
+import hmac
+import os
+
+MAX_SKEW_SECONDS = int(os.environ.get("{P[second]}WEBHOOK_SKEW", "300"))
+WEBHOOK_SECRET = {b.py_slot(signing)}
+
+
+def expected_signature(body):
+    return "sha256=" + hmac.new(WEBHOOK_SECRET.encode(), body, hashlib.sha256).hexdigest()
+
+
+def verify(body, header):
+    return hmac.compare_digest(expected_signature(body), header or "")
+'''
+        },
+    )
+    b.probes += [
+        Probe(f"{first}_webhooks", "py", hooks, f"delivery_headers({body!r})"),
+        Probe(f"{second}_intake", "py", intake, f"expected_signature({body!r})"),
+    ]
+    b.test(f'''
+def test_deliveries_are_signed_and_verified():
+    headers = load("{hooks}").delivery_headers({body!r})
+    assert headers["X-Signature"].startswith("sha256=") and len(headers["X-Signature"]) == 71
+    assert load("{intake}").verify({body!r}, "sha256=" + "0" * 64) is False
+''')
+    fingerprint = hashlib.sha256(signing.value.encode()).hexdigest()
+    b.decoy("hash_digest", fingerprint, "docs/security.md")
+    b.bulk.append(("Security notes", {"docs/security.md": (
+        f"# Security\n\nWebhooks between {first} and {second} are signed with HMAC-SHA256. Before a rotation, check "
+        f"that both services hold the same secret: its SHA-256 fingerprint is `{fingerprint}`.\n\n"
+        "Report vulnerabilities to security@" + org + ".example.\n")}))  # fmt: skip
+
+    # -- the payment key: a documented test key in code, a revoked live key in an incident note -----
+    payments = f"{root}/app/payments.py"
+    b.decoy("example_key", STRIPE_TEST_KEY, payments)
+    b.bulk.append(
+        (
+            f"{first}: payments in test mode without a key",
+            {
+                payments: f'''"""Payments of the {first} service. Without a live key it runs against the provider's test mode."""
+
+import os
+
+API_KEY = os.environ.get("{P[first]}STRIPE_KEY", "")
+SANDBOX_KEY = "{STRIPE_TEST_KEY}"  # the provider's documented test key (public)
+
+
+def active_key():
+    return API_KEY or SANDBOX_KEY
+
+
+def mode():
+    return "test" if active_key().startswith("sk_test_") else "live"
+'''
+            },
+        )
+    )
+    b.probes.append(Probe(f"{first}_payments", "py", payments, "mode()"))
+    b.test(f'''
+def test_payments_run_in_test_mode_without_a_key():
+    assert load("{payments}").mode() == "test"
+''')
+    if d.chance(0.7):
+        revoked = b.secret(
+            "stripe_key", values.stripe_key("sk_live_").draw(d), f"{P[first]}OLD_STRIPE_KEY", tier="deep"
+        )
+        day = f"20{d.int(24, 26)}-{d.int(1, 12):02d}-{d.int(1, 28):02d}"
+        path = f"docs/incidents/{day}-payment-key.md"
+        b.add(f"Incident note: payment key rotation ({day})", {path: (
+            f"# Incident {day}: payment key in a build log\n\nA failed deploy printed the live key "
+            f"{b.slot(revoked, '`{}`', '(value removed)')} to the CI log. It was revoked within the hour; the new key is "
+            f"read from `{P[first]}STRIPE_KEY` and never printed.\n\nFollow-up: mask secrets in CI output.\n")})  # fmt: skip
+
+    # -- the web client: a service-role key beside the public anon key, and the bundle built from them --
+    style = values.JwtStyle(f"{org}-auth", tuple(d.shuffled(values.JWT_CLAIMS)), d.pick(values.JWT_HEADERS))
+    anon = values.jwt("anon", style).draw(d)
+    role = b.secret("jwt", values.jwt("service_role", style).draw(d), "WEB_SERVICE_ROLE_KEY", tier="shallow")
+    ref = d.chars(LOWER, 20)
+    config = f"{web}/src/config.js"
+    b.decoy("public_key", anon, config)
+    b.add(
+        "Web client configuration",
+        {
+            config: f'''// Runtime configuration of the web client; `npm run build` bundles it into dist/.
+export const clientConfig = {{
+  apiUrl: process.env.WEB_API_URL || "https://api.{org}.example",
+  authUrl: "https://{ref}.auth.{org}.example",
+  anonKey: "{anon}",
+  serviceRoleKey: {b.slot(role, '"{}"', "process.env.WEB_SERVICE_ROLE_KEY")},
+}};
+'''
+        },
+    )
+    b.probes.append(Probe("web_config", "js", config, "clientConfig"))
+    bundle = f"{web}/dist/app.min.js"
+    b.add("Build the web client", {bundle: (
+        f'(()=>{{const c={{apiUrl:"https://api.{org}.example",authUrl:"https://{ref}.auth.{org}.example",'
+        f'anonKey:"{anon}",serviceRoleKey:{b.slot(role, chr(34) + "{}" + chr(34), chr(34) * 2)}}};'
+        'window.__CONFIG__=c;document.title="app"})();\n')})  # fmt: skip
+    b.fix_extra[bundle] = None
+    ignore.append(f"{web}/dist/")
+    b.path_tiers[(role.id, bundle)] = "deep"
+
+    # -- the npm token: .npmrc and the release workflow ----------------------------------------------
+    if d.chance(0.7):
+        npm = b.secret("npm_token", values.npm_token().draw(d), "NPM_TOKEN", tier="shallow")
+        sha = values.COMMIT_SHA.draw(d)
+        b.decoy("commit_sha", sha, ".github/workflows/release-web.yml")
+        b.add("Publish the web package", {
+            f"{web}/.npmrc": f"@{org}:registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken={b.slot(npm, '{}', '${NPM_TOKEN}')}\n",
+            ".github/workflows/release-web.yml": f"""name: release-web
+on:
+  push:
+    tags: ["web-v*"]
+jobs:
+  publish:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@{sha}
+      - name: Install
+        run: cd {web} && npm ci
+      - name: Publish
+        run: cd {web} && npm publish
+        env:
+          NODE_AUTH_TOKEN: {b.slot(npm, "{}", "${{ secrets.NPM_TOKEN }}")}
+""",
+        })  # fmt: skip
+        b.probes.append(Probe("release_web", "workflow", ".github/workflows/release-web.yml"))
+
+    # -- a TLS key: the file and a Kubernetes Secret; its public key is not a secret ----------------
+    if d.chance(0.6):
+        pem = keys.private_key_pem(d, d.pick(("ec_pkcs8", "ed25519_pkcs8")))
+        public = serialization.load_pem_private_key(pem.encode(), None).public_key()
+        public_pem = (
+            public.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+            .decode()
+            .strip()
+        )
+        body_lines = tuple(line for line in pem.splitlines()[1:-1] if len(line) >= 40)
+        pem_b64 = base64.b64encode((pem + "\n").encode()).decode()
+        tls = b.secret("private_key", pem, f"{P[first]}TLS_KEY", tier="shallow", also=(*body_lines, pem_b64))
+        key_path, pub_path = f"deploy/tls/{first}.key", f"deploy/tls/{first}.pub"
+        b.decoy("public_key", public_pem, pub_path)
+        b.add(f"{first}: TLS material", {
+            key_path: b.slot(tls, "{}\n", ""),
+            pub_path: public_pem + "\n",
+            f"deploy/k8s/{first}/tls-secret.yaml": (
+                f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: {first}-tls\ntype: kubernetes.io/tls\ndata:\n"
+                f"  tls.key: {b.slot(tls, pem_b64, chr(34) * 2)}\n"),
+        })  # fmt: skip
+        b.fix_extra[key_path] = None
+        ignore.append("deploy/tls/*.key")
+        b.path_tiers[(tls.id, f"deploy/k8s/{first}/tls-secret.yaml")] = "deep"
+
+    # -- a registry credential in a docker config -----------------------------------------------------
+    if d.chance(0.5):
+        who = d.pick(USERS)
+        credential = base64.b64encode(f"{who}:{values.PasswordPolicy(20, 28, '-_').draw(d)}".encode()).decode()
+        auth = b.secret("base64_credential", credential, f"{shared_prefix}REGISTRY_AUTH", tier="deep",
+                        also=(base64.b64decode(credential).decode(),), canary=f"basic:{who}")  # fmt: skip
+        path = "deploy/docker/config.json"
+        b.add("CI registry login", {path: (
+            '{\n  "auths": {\n    "' + registry + '": {\n      "auth": ' + b.slot(auth, '"{}"', '""') + "\n    }\n  }\n}\n")})  # fmt: skip
+        b.fix_extra[path] = None
+        ignore.append("deploy/docker/config.json")
+
+    # -- the bulk ---------------------------------------------------------------------------------
+    for n in names:
+        service_root = f"services/{n}"
+        b.bulk.append((f"{n}: handlers", fill.handlers(d, service_root, n, d.int(4, 12))))
+        b.bulk.append((f"{n}: models", fill.models(d, service_root, d.int(3, 7))))
+        b.bulk.append((f"{n}: migrations", fill.migrations(d, n, d.int(2, 6))))
+        b.bulk.append(
+            (
+                f"{n}: Kubernetes manifests",
+                fill.manifests(d, n, f"{registry}/{n}:{d.int(1, 9)}.{d.int(0, 30)}", (digest := d.chars(HEX, 64))),
+            )
+        )
+        b.decoys.append(values_decoy(digest, f"deploy/k8s/{n}/deployment.yaml"))
+        if n != first:
+            b.bulk.append((f"{n}: settings", {f"{service_root}/app/settings.py": (
+                f'"""Settings of the {n} service."""\n\nimport os\n\nLOG_LEVEL = os.environ.get("{P[n]}LOG_LEVEL", "info")\n'
+                f'QUEUE_URL = os.environ.get("{P[n]}QUEUE_URL", "amqp://queue.internal:5672")\n')}))  # fmt: skip
+    b.bulk.append(("Web components", fill.components(d, web, d.int(6, 16))))
+    b.bulk.append(("Web package", {f"{web}/package.json": json.dumps(
+        {"name": f"@{org}/web", "version": f"1.{d.int(0, 9)}.{d.int(0, 9)}", "private": False,
+         "scripts": {"build": "node build.mjs", "test": "node --test"}}, indent=2) + "\n"}))  # fmt: skip
+    b.bulk.append(("Terraform", fill.terraform(d, org, region)))
+    vectors = f"vendor/{vendor_lib}/tests/vectors.json"
+    b.decoy("example_key", RFC7515_KEY, vectors)
+    b.bulk.append((f"Vendor {vendor_lib}", {**fill.vendored(d, vendor_lib), vectors: json.dumps(
+        {"source": "RFC 7515, appendix A.1 (published test vector)", "alg": "HS256", "k": RFC7515_KEY}, indent=2) + "\n"}))  # fmt: skip
+    b.bulk.append(("Documentation", fill.docs(d, f"the {org} platform", d.int(3, 8))))
+    b.fix_extra[".gitignore"] = GITIGNORE + "".join(f"{line}\n" for line in dict.fromkeys(ignore))
+
+    services = ", ".join(f"`services/{n}` reads `{P[n]}<NAME>`" for n in names)
+    b.doc_text = (
+        "## Configuration\n\nEach service reads its settings from environment variables named with the service's own "
+        f"prefix followed by the setting's name in upper snake case ({services}); its settings module shows the ones it "
+        "reads today. A value several services share is read by each of them from one variable: the webhook signing "
+        f"secret is `{shared_prefix}WEBHOOK_SECRET`. The web client reads `process.env.WEB_<NAME>` (`serviceRoleKey`: "
+        "`WEB_SERVICE_ROLE_KEY`). CI reads credentials from repository secrets named like their variables (the npm token: "
+        "`NPM_TOKEN`). Keys, state files, build output and registry logins are never committed: they come from the "
+        "deployment's secret store.\n"
+    )
+    return b.finish(
+        f"{org} platform",
+        f"A monorepo: {len(names)} Python services ({', '.join(names)}), a web client, Kubernetes manifests, "
+        "Terraform, notebooks and vendored code.",
+    )
+
+
+def values_decoy(value: str, path: str):
+    from redaction_pressure.audit.plan import Decoy
+
+    return Decoy("hash_digest", value, path)
+
+
+SCENARIO = Scenario("platform", "expert", make)

@@ -1,0 +1,192 @@
+"""secrets-audit's expert level: its own splits, large repositories whose secrets sit in several forms,
+decoys the tests do not name, a stated output cap every harness enforces, and a gold fix at 1.0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import unittest
+from collections import Counter
+from types import SimpleNamespace
+
+from redaction_pressure import splits as shared_splits
+from redaction_pressure.audit import programs, splits
+from redaction_pressure.audit.local import LocalWorkspace
+from redaction_pressure.audit.plan import plan_from_json, plan_to_json
+from redaction_pressure.audit.prompt import prompt
+from redaction_pressure.audit.rubric import score_facts
+from redaction_pressure.audit.scenarios import EXPERT_SCENARIOS, SCENARIOS
+from redaction_pressure.audit.toolcalls import clip
+from tests.support.cases import TEST_SECRET, private_secret
+
+EXPERT = splits.EXPERT
+DEV = [splits.plan_for("dev", i, level=EXPERT) for i in range(splits.EXPERT_DEV_SIZE)]
+
+
+class TestExpertSplits(unittest.TestCase):
+    def test_expert_has_its_own_tasks_seeds_and_commitments(self):
+        """Expert dev is 24 tasks of the expert scenarios with seeds and commitments no standard task has."""
+        self.assertEqual(splits.dev_size(EXPERT), 24)
+        self.assertEqual({p.scenario for p in DEV}, {s.name for s in EXPERT_SCENARIOS})
+        self.assertEqual({p.difficulty for p in DEV}, {"expert"})
+        standard = {splits.seed_for(s, i) for s in ("dev", "train") for i in range(splits.DEV_SIZE)}
+        expert = {splits.seed_for(s, i, EXPERT) for s in ("dev", "train") for i in range(splits.EXPERT_DEV_SIZE)}
+        self.assertFalse(standard & expert)
+        for split in ("dev", "train"):
+            self.assertNotEqual(splits.commitment(split), splits.commitment(split, EXPERT))
+        with private_secret(TEST_SECRET):
+            self.assertNotEqual(splits.seed_for("private_eval", 0), splits.seed_for("private_eval", 0, EXPERT))
+            self.assertEqual(
+                splits.commitment("private_eval", EXPERT), shared_splits.commitment("private_eval", EXPERT)
+            )
+        with self.assertRaisesRegex(shared_splits.SplitError, "dev has tasks 0 to 23 at level expert"):
+            splits.check_index("dev", 24, EXPERT)
+        with self.assertRaisesRegex(shared_splits.SplitError, "levels standard and expert"):
+            splits.plan_for("dev", 0, level="hard")
+
+    def test_the_standard_level_has_no_expert_task(self):
+        """No difficulty named: today's curriculum, easy to hard, exactly as before."""
+        self.assertEqual({splits.plan_for("dev", i).difficulty for i in range(13)}, {"easy", "medium", "hard"})
+        self.assertFalse({s.name for s in SCENARIOS} & {s.name for s in EXPERT_SCENARIOS})
+
+
+class TestExpertRepositories(unittest.TestCase):
+    def test_plans_are_deterministic_and_differ_by_seed(self):
+        again = splits.plan_for("dev", 5, level=EXPERT)
+        self.assertEqual(plan_to_json(again), plan_to_json(DEV[5]))
+        self.assertEqual(plan_to_json(plan_from_json(plan_to_json(again))), plan_to_json(again))
+        self.assertEqual(len({s.value for p in DEV for s in p.secrets}), sum(len(p.secrets) for p in DEV))
+
+    def test_a_repository_is_larger_than_a_few_tool_results(self):
+        """60 to 200 files, many times what one capped result shows, 40 steps to work them."""
+        for plan in DEV:
+            with self.subTest(seed=plan.seed):
+                tree = plan.tree()
+                self.assertTrue(60 <= len(tree) <= 200, len(tree))
+                self.assertGreater(sum(len(t) for t in tree.values()), 3 * plan.output_cap)
+                self.assertEqual(plan.budget, 40)
+                self.assertGreaterEqual(len(plan.secrets), 4)
+
+    def test_secrets_sit_in_several_forms_and_places(self):
+        """The database password is found in three files or more on most tasks, in other forms than its value."""
+        spread = [Counter(f.secret for f in plan.findings).most_common(1)[0][1] for plan in DEV]
+        self.assertGreaterEqual(sum(n >= 3 for n in spread), len(DEV) // 2)
+        forms = 0
+        for plan in DEV:
+            tree = plan.tree()
+            for secret in plan.secrets:
+                forms += any(a in text and secret.value not in text for a in secret.also for text in tree.values())
+        self.assertGreaterEqual(forms, len(DEV))
+
+    def test_the_tests_name_no_decoy_and_the_decoys_need_meaning(self):
+        """No decoy value is in a test file (they are told by what they are), and every repository has
+        decoys of several meanings beside its secrets."""
+        for plan in DEV:
+            with self.subTest(seed=plan.seed):
+                tests = "".join(text for _, text in plan.tests)
+                self.assertFalse([d.kind for d in plan.decoys if d.value in tests])
+                self.assertTrue({"public_key", "example_key", "hash_digest"} <= {d.kind for d in plan.decoys})
+
+    def test_prompts_state_the_cap_are_unique_and_hold_no_secret(self):
+        texts = [prompt(plan) for plan in DEV]
+        self.assertEqual(len({t.user for t in texts}), len(DEV))
+        for plan, text in zip(DEV, texts, strict=True):
+            self.assertIn("at most 8,000 characters", text.system)
+            self.assertIn("Difficulty: expert; step budget: 40", text.user)
+            for secret in plan.secrets:
+                for form in (secret.value, *secret.also):
+                    self.assertNotIn(form, text.user + text.system)
+        self.assertNotIn("8,000", prompt(splits.plan_for("dev", 0)).system)
+
+    def test_inaction_scores_zero_and_the_gold_fix_one(self):
+        """Each repository starts healthy and leaky; the gold fix leaves it healthy and clean."""
+        for split, index in (("dev", 0), ("train", 3)):
+            plan = splits.plan_for(split, index, level=EXPERT)
+            with self.subTest(split=split, index=index), LocalWorkspace(plan) as ws:
+                before = ws.facts()
+                self.assertEqual(before["tests"]["passed"], before["tests"]["total"])
+                self.assertEqual(set(before["left"]), {s.id for s in plan.secrets})
+                self.assertEqual(score_facts(before, plan.budget).total, 0.0)
+                self.assertEqual(ws.bash(programs.oracle_script(plan)).returncode, 0)
+                after = ws.facts(1)
+                self.assertEqual(score_facts(after, plan.budget).total, 1.0, (after["left"], after["probes"]))
+
+
+class TestOutputCap(unittest.TestCase):
+    """The stated cap holds in every harness: the audit tools, the taskset's interceptor, `play`."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.plan = DEV[0]
+        cls.ws = LocalWorkspace(cls.plan)
+        cls.big = max(cls.plan.tree().items(), key=lambda item: len(item[1]))[0]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ws.close()
+
+    def test_clip_marks_the_cut(self):
+        self.assertEqual(clip("abc", 5), "abc")
+        cut = clip("x" * 9000, 8000)
+        self.assertTrue(cut.startswith("x" * 8000))
+        self.assertIn("1000 more characters cut: a tool result shows at most 8000", cut)
+
+    def test_audit_tools_show_at_most_the_cap_and_still_reveal(self):
+        tools = self.ws.tools()
+        text = asyncio.run(tools.call("inspect_git_history", {"path": "services"}, 1))
+        body, rest = text.split("\n[... ", 1)
+        self.assertEqual(len(body), self.plan.output_cap)
+        self.assertIn("more characters cut: a tool result shows at most 8000", rest)
+        # What a call reveals is listed after its cut text, never cut away.
+        text = asyncio.run(tools.call("inspect_git_history", {}, 2))
+        deep = [f.id for f in self.plan.findings if f.tier == "deep"]
+        self.assertTrue(deep)
+        self.assertTrue(all(f"- {i}: " in text.split("Newly revealed findings:", 1)[1] for i in deep))
+
+    def test_the_interceptor_clips_bash_results_and_leaves_the_gates_look(self):
+        import verifiers.v1 as vf
+
+        from redaction_pressure.audit.taskset import LiveEpisode, SecretsAuditConfig, SecretsAuditTaskset
+
+        task = next(iter(SecretsAuditTaskset(SecretsAuditConfig(split="dev", difficulty="expert", size=1)).load()))
+        task._live = {"t": LiveEpisode(self.ws.tools(), True)}
+
+        def request(content):
+            call = vf.ToolCall(id="c1", name="bash", arguments=json.dumps({"command": "cat big"}))
+            return vf.Request(messages=[vf.UserMessage(content="audit"), vf.AssistantMessage(content="", tool_calls=[call]),
+                                        vf.ToolMessage(tool_call_id="c1", name="bash", content=content)])  # fmt: skip
+
+        trace = SimpleNamespace(id="t")
+        self.assertIsNone(asyncio.run(task.audit_calls(request(""), trace)))
+        self.assertIsNone(asyncio.run(task.audit_calls(request("short"), trace)))
+        clipped = asyncio.run(task.audit_calls(request("y" * 30_000), trace))
+        self.assertEqual(clipped.messages[-1].content, clip("y" * 30_000, 8000))
+        standard = next(iter(SecretsAuditTaskset(SecretsAuditConfig(split="dev", size=1)).load()))
+        standard._live = task._live
+        self.assertIsNone(asyncio.run(standard.audit_calls(request("y" * 30_000), trace)))
+
+    def test_play_clips_what_bash_prints(self):
+        from redaction_pressure.cli.play import Session
+
+        session = Session(self.plan, self.ws)
+        shown = session.call("bash", {"command": f"git -C {self.ws.repo} log -p"})
+        self.assertIn("more characters cut: a tool result shows at most 8000", shown)
+
+
+class TestExpertTaskset(unittest.TestCase):
+    def test_the_taskset_loads_expert_tasks_that_rebuild(self):
+        from redaction_pressure.audit.taskset import SecretsAuditConfig, SecretsAuditTaskset
+
+        tasks = list(SecretsAuditTaskset(SecretsAuditConfig(split="dev", difficulty="expert")).load())
+        self.assertEqual(len(tasks), 24)
+        self.assertEqual(tasks[3].data.id, "audit-expert-dev-00003")
+        self.assertEqual((tasks[3].data.difficulty, tasks[3].data.budget), ("expert", 40))
+        self.assertEqual(tasks[3].plan.seed, splits.seed_for("dev", 3, EXPERT))
+        self.assertEqual(tasks[3].data.environment["split_commitment"], splits.commitment("dev", EXPERT))
+        with self.assertRaisesRegex(ValueError, "dev has 24 expert tasks"):
+            SecretsAuditConfig(split="dev", difficulty="expert", size=25)
+
+
+if __name__ == "__main__":
+    unittest.main()
