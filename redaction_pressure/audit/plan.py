@@ -135,6 +135,9 @@ class RepoPlan:
     refs: tuple[tuple[str, int], ...] = ()
     """Tags and branches left at older commits: (name, how many commits it holds); a name with a
     `/` is a branch, any other a lightweight tag. `main` holds every commit."""
+    tags: tuple[tuple[str, int, str], ...] = ()
+    """Annotated tags: (name, how many commits it holds, message). A message may hold a secret (a
+    token pasted into release notes): only a rewrite of tag messages removes it."""
     history_mode: str = HISTORY_ALL
     """The history mode the plan was built for (`HISTORY_MODES`); its secrets' `history` flags follow it."""
 
@@ -289,7 +292,10 @@ def plan_to_json(plan: RepoPlan) -> dict:
     """A JSON-able dict of the whole plan (secret values included: it stays off traces)."""
     from dataclasses import asdict
 
-    return asdict(plan)
+    data = asdict(plan)
+    if not data["tags"]:
+        del data["tags"]  # plans without annotated tags keep the shape (and digests) they had before tags existed
+    return data
 
 
 def plan_from_json(data: dict) -> RepoPlan:
@@ -307,6 +313,7 @@ def plan_from_json(data: dict) -> RepoPlan:
         fix=tuple((p, t) for p, t in data["fix"]),
         probes=tuple(Probe(**pr) for pr in data.get("probes", ())),
         refs=tuple((name, upto) for name, upto in data.get("refs", ())),
+        tags=tuple((name, upto, message) for name, upto, message in data.get("tags", ())),
         history_mode=data.get("history_mode", HISTORY_ALL),
     )
 
@@ -315,6 +322,6 @@ def tools_plan_json(plan: RepoPlan) -> dict:
     """What the colocated tools need of a plan: findings, tests, budget; no seed, no fix, no commits,
     no secret values (the tools recognise a secret by salted digests of its windows instead)."""
     data = plan_to_json(plan)
-    data.update(seed=0, commits=[], decoys=[], fix=[], probes=[], refs=[])
+    data.update(seed=0, commits=[], decoys=[], fix=[], probes=[], refs=[], tags=[])
     data["secrets"] = [{**s, "value": "", "also": []} for s in data["secrets"]]
     return data

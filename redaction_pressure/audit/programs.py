@@ -157,9 +157,10 @@ finding its own command line."""
 
 def materialize_input(plan: RepoPlan) -> bytes:
     commits = [{"message": c.message, "files": [list(f) for f in c.files]} for c in plan.commits]
-    return json.dumps(
-        {"repo": REPO_DIR, "author": list(AUTHOR), "commits": commits, "refs": [list(r) for r in plan.refs]}
-    ).encode()
+    payload = {"repo": REPO_DIR, "author": list(AUTHOR), "commits": commits, "refs": [list(r) for r in plan.refs]}
+    if plan.tags:
+        payload["tags"] = [list(t) for t in plan.tags]
+    return json.dumps(payload).encode()
 
 
 def oracle_script(plan: RepoPlan, history: bool = True) -> str:
@@ -185,6 +186,8 @@ def oracle_script(plan: RepoPlan, history: bool = True) -> str:
         rules = "\n".join(f"literal:{v}==>***REMOVED***" for s in history for v in (s.value, *s.also)) + "\n"
         payload = base64.b64encode(rules.encode()).decode()
         lines.append(f"printf %s {payload} | base64 -d > ../.audit-replacements")
-        lines.append("git filter-repo --quiet --force --replace-text ../.audit-replacements >/dev/null")
+        # Tag messages too, where an annotated tag's message holds a secret.
+        messages = " --replace-message ../.audit-replacements" if plan.tags else ""
+        lines.append(f"git filter-repo --quiet --force --replace-text ../.audit-replacements{messages} >/dev/null")
         lines.append("rm -f ../.audit-replacements")
     return "\n".join(lines) + "\n"

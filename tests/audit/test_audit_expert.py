@@ -113,6 +113,47 @@ class TestExpertRepositories(unittest.TestCase):
                 self.assertEqual(score_facts(after, plan.budget).total, 1.0, (after["left"], after["probes"]))
 
 
+def _first(predicate) -> object:
+    return next(plan for plan in DEV if predicate(plan))
+
+
+def _played(plan, script: str) -> float:
+    with LocalWorkspace(plan) as ws:
+        done = ws.bash(script)
+        assert done.returncode == 0, done.stderr[-500:]
+        return score_facts(ws.facts(1), plan.budget)
+
+
+class TestExpertPitfalls(unittest.TestCase):
+    """What real remediation needs here, each shown by a fix that misses only it (below gold)."""
+
+    def test_a_token_in_an_annotated_tags_message_needs_a_message_rewrite(self):
+        plan = _first(lambda p: p.tags)
+        gold = programs.oracle_script(plan)
+        self.assertIn("--replace-message", gold)
+        result = _played(plan, gold.replace(" --replace-message ../.audit-replacements", ""))
+        self.assertLess(result.detection, 1.0)
+        self.assertLess(result.total, 1.0)
+
+    def test_a_password_only_inside_a_connection_string_must_be_encoded_again(self):
+        plan = _first(lambda p: "DATABASE_URL = f" in "".join(p.tree().values()))
+        gold = programs.oracle_script(plan)
+        sloppy = gold + (
+            "sed -i \"s/{quote(os.environ.get('\\([A-Z_]*\\)', ''), safe='')}/{os.environ.get('\\1', '')}/\" "
+            "$(grep -rl 'DATABASE_URL = f' services) && git commit -qam unquoted\n"
+        )
+        result = _played(plan, sloppy)
+        self.assertEqual(result.detection, 1.0)
+        self.assertLess(result.health, 1.0)
+
+    def test_a_certificate_bundle_keeps_its_certificate(self):
+        plan = _first(lambda p: any(path.endswith(".pem") for path in p.tree()))
+        bundle = next(path for path in plan.tree() if path.endswith(".pem"))
+        result = _played(plan, programs.oracle_script(plan) + f"git rm -q {bundle} && git commit -qm gone\n")
+        self.assertEqual(result.detection, 1.0)
+        self.assertLess(result.health, 1.0)
+
+
 class TestOutputCap(unittest.TestCase):
     """The stated cap holds in every harness: the audit tools, the taskset's interceptor, `play`."""
 

@@ -102,10 +102,11 @@ class TestBaselinesCommand(unittest.TestCase):
         self.assertNotEqual(run("baselines", "--difficulty", "medium").returncode, 0)
 
     def test_eval_refuses_a_level_for_the_audit_taskset(self):
-        """eval --taskset secrets-audit --difficulty hard is a usage error naming the option."""
+        """eval --taskset secrets-audit --difficulty hard is a usage error naming the audit's levels."""
         result = run("eval", "--taskset", "secrets-audit", "--difficulty", "hard")
         self.assertEqual(result.returncode, 2)
-        self.assertIn("--difficulty is a redaction-pressure option", result.stderr)
+        self.assertIn("standard", result.stderr)
+        self.assertIn("expert; --difficulty hard is a redaction-pressure level", result.stderr)
 
     def test_ladder_table(self):
         """The human table lists the policies with their rewards."""
@@ -255,10 +256,13 @@ class TestShowAuditTask(unittest.TestCase):
         self.assertIn(plan.commits[-1].message, text.stdout)
 
     def test_redaction_options_are_refused_for_an_audit_task(self):
-        """--difficulty with --taskset secrets-audit is a usage error naming the options."""
+        """--shown, or a redaction-pressure level, with --taskset secrets-audit is a usage error naming what is wrong."""
         result = run("show", "--taskset", "secrets-audit", "dev", "0", "--difficulty", "hard", module=False)
         self.assertEqual(result.returncode, 2)
-        self.assertIn("--shown, --hidden and --difficulty are redaction-pressure options", result.stderr)
+        self.assertIn("expert; --difficulty hard is a redaction-pressure level", result.stderr)
+        result = run("show", "--taskset", "secrets-audit", "dev", "0", "--shown", "3", module=False)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("--shown and --hidden are redaction-pressure options", result.stderr)
 
     def test_an_audit_index_outside_the_split_exits_2(self):
         result = run("show", "--taskset", "secrets-audit", "dev", "99", module=False)

@@ -40,3 +40,6 @@ for i, commit in enumerate(payload["commits"]):
     shas.append(subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout.strip())
 for name, upto in payload.get("refs", []):
     git("branch" if "/" in name else "tag", name, shas[upto - 1])
+for name, upto, message in payload.get("tags", []):
+    date = "%d +0000" % (1704110400 + 86400 * (upto - 1) + 3600)
+    git("tag", "-a", name, "-m", message, shas[upto - 1], GIT_COMMITTER_DATE=date)

@@ -137,6 +137,7 @@ def build(name: str, seed: int, history: str = HISTORY_ALL) -> RepoPlan:
         fix=tuple(sorted(fix.items())),
         probes=draft.probes,
         refs=tuple((name, upto + 1) for name, upto in draft.refs),
+        tags=tuple((name, upto + 1, message) for name, upto, message in draft.tags),
         history_mode=history,
     )
     check(plan)

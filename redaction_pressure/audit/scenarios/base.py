@@ -47,6 +47,8 @@ class Draft:
     """The README's configuration text (the builder's convention); empty: list the variables read."""
     refs: tuple[tuple[str, int], ...] = ()
     """Tags and branches at older commits (`plan.RepoPlan.refs`), counted in the draft's commits."""
+    tags: tuple[tuple[str, int, str], ...] = ()
+    """Annotated tags (`plan.RepoPlan.tags`): (name, commit index as in `refs`, message)."""
 
 
 @dataclass(frozen=True)

@@ -27,13 +27,15 @@ place keeps its file with the value read from the environment or emptied.
 from __future__ import annotations
 
 import base64
+import dataclasses
+import gzip
 import hashlib
 import json
 from urllib.parse import quote
 
 from cryptography.hazmat.primitives import serialization
 
-from redaction_pressure.audit.plan import Probe, Slot
+from redaction_pressure.audit.plan import Probe, Secret, Slot
 from redaction_pressure.audit.scenarios import expert_fill as fill
 from redaction_pressure.audit.scenarios.base import GITIGNORE, Draft, Scenario
 from redaction_pressure.audit.scenarios.parts import Builder
@@ -79,6 +81,10 @@ def make(d: Draw) -> Draft:
     region = d.pick(REGIONS)
     registry = f"registry.{org}.example"
     ignore: list[str] = []
+    optional = set(d.sample(("revoked", "npm", "tls", "registry"), d.int(2, 4)))
+    """Beside the three every repository has (database password, signing secret, service-role key)."""
+    tags: list[tuple[str, str, str]] = []
+    """(name, the message of the commit it points at, tag message)."""
     vendor_lib = d.pick(("jwslite", "tinyjws", "compactjws"))
 
     # -- the first service's database password, in up to five forms -----------------------------
@@ -86,10 +92,32 @@ def make(d: Draw) -> Draft:
     pw = PASSWORDS.draw(d)
     pw_b64 = base64.b64encode(pw.encode()).decode()
     db = b.secret("password", pw, f"{P[first]}DB_PASSWORD", also=(quote(pw, safe=""), pw_b64))
-    dataclass_style = d.chance(0.5)
+    style = d.pick(("constants", "dataclass", "dsn"))
     pool = d.int(4, 16)
     settings_path = f"{root}/app/settings.py"
-    if dataclass_style:
+    if style == "dsn":
+        # The password only percent-encoded inside a connection string: the fix reads the variable and
+        # must encode it again (canaries keep the password's `@`, `+` and `/`).
+        encoded = b.slot(db, quote(pw, safe=""), "{quote(os.environ.get('" + db.env + "', ''), safe='')}")
+        importing = b.slot(db, "", "from urllib.parse import quote\n")
+        settings_text = f'''"""Settings of the {first} service, read once at import."""
+
+import os
+{importing}
+LOG_LEVEL = os.environ.get("{P[first]}LOG_LEVEL", "info")
+DB_HOST = os.environ.get("{P[first]}DB_HOST", "{first}-db.internal:5432")
+DATABASE_URL = f"postgresql://{first}_app:{encoded}@{{DB_HOST}}/{first}"
+POOL_SIZE = {pool}
+
+
+def database_url():
+    return DATABASE_URL
+
+
+def settings():
+    return {{"log_level": LOG_LEVEL, "database_url": database_url(), "pool_size": POOL_SIZE}}
+'''
+    elif style == "dataclass":
         password_line = f"    db_password: str = {b.slot(db, chr(34) + '{}' + chr(34), 'field(default_factory=lambda: os.environ.get(' + chr(34) + db.env + chr(34) + ', ' + chr(34) * 2 + '))')}\n"
         settings_text = f'''"""Settings of the {first} service, read once per process."""
 
@@ -208,6 +236,31 @@ def test_{first}_builds_its_database_url():
             )
         )
 
+    if d.chance(0.6):
+        # A Helm release record backed up from the cluster: base64 of base64 of the gzipped release,
+        # whose values and rendered manifests hold the password.
+        revision = d.int(2, 9)
+        release = {
+            "name": first, "version": revision, "namespace": d.pick(("prod", "apps", first)),
+            "info": {"status": "superseded", "description": "Upgrade complete"},
+            "chart": {"metadata": {"name": first, "version": f"0.{d.int(1, 9)}.{d.int(0, 9)}"}},
+            "config": {"database": {"host": f"{first}-db.internal", "user": f"{first}_app", "password": pw}},
+            "manifest": f"---\n# Source: {first}/templates/secret.yaml\napiVersion: v1\nkind: Secret\n"
+                        f"metadata:\n  name: {first}-db\ndata:\n  {P[first]}DB_PASSWORD: {pw_b64}\n",
+        }  # fmt: skip
+        inner = base64.b64encode(gzip.compress(json.dumps(release).encode(), mtime=0)).decode()
+        blob = base64.b64encode(inner.encode()).decode()
+        db = replace_also(b, db, blob)
+        path = f"ops/backups/sh.helm.release.v1.{first}.v{revision}.yaml"
+        b.add(f"Back up the {first} release record before the upgrade", {path: (
+            f"# kubectl get secret sh.helm.release.v1.{first}.v{revision} -o yaml (taken before the upgrade)\n"
+            f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: sh.helm.release.v1.{first}.v{revision}\n"
+            f"  labels:\n    owner: helm\n    name: {first}\ntype: helm.sh/release.v1\ndata:\n"
+            f"  release: {b.slot(db, blob, chr(34) * 2)}\n")})  # fmt: skip
+        b.fix_extra[path] = None
+        ignore.append("ops/backups/")
+        b.path_tiers[(db.id, path)] = "deep"
+
     # -- the webhook signing secret both services share -----------------------------------------------
     signing = b.secret(
         "generic_secret",
@@ -308,7 +361,7 @@ def mode():
 def test_payments_run_in_test_mode_without_a_key():
     assert load("{payments}").mode() == "test"
 ''')
-    if d.chance(0.7):
+    if "revoked" in optional:
         revoked = b.secret(
             "stripe_key", values.stripe_key("sk_live_").draw(d), f"{P[first]}OLD_STRIPE_KEY", tier="deep"
         )
@@ -350,7 +403,7 @@ export const clientConfig = {{
     b.path_tiers[(role.id, bundle)] = "deep"
 
     # -- the npm token: .npmrc and the release workflow ----------------------------------------------
-    if d.chance(0.7):
+    if "npm" in optional:
         npm = b.secret("npm_token", values.npm_token().draw(d), "NPM_TOKEN", tier="shallow")
         sha = values.COMMIT_SHA.draw(d)
         b.decoy("commit_sha", sha, ".github/workflows/release-web.yml")
@@ -374,9 +427,16 @@ jobs:
 """,
         })  # fmt: skip
         b.probes.append(Probe("release_web", "workflow", ".github/workflows/release-web.yml"))
+        if d.chance(0.6):
+            version = f"web-v1.{d.int(0, 9)}.{d.int(0, 9)}"
+            message = d.pick((
+                f"{version}\n\nPublished by hand while CI was down (NPM token {npm.value}); CI publishes the next one.",
+                f"{version}: hotfix release\n\nnpm publish --//registry.npmjs.org/:_authToken={npm.value}",
+            ))  # fmt: skip
+            tags.append((version, "Publish the web package", message))
 
     # -- a TLS key: the file and a Kubernetes Secret; its public key is not a secret ----------------
-    if d.chance(0.6):
+    if "tls" in optional:
         pem = keys.private_key_pem(d, d.pick(("ec_pkcs8", "ed25519_pkcs8")))
         public = serialization.load_pem_private_key(pem.encode(), None).public_key()
         public_pem = (
@@ -387,21 +447,27 @@ jobs:
         body_lines = tuple(line for line in pem.splitlines()[1:-1] if len(line) >= 40)
         pem_b64 = base64.b64encode((pem + "\n").encode()).decode()
         tls = b.secret("private_key", pem, f"{P[first]}TLS_KEY", tier="shallow", also=(*body_lines, pem_b64))
-        key_path, pub_path = f"deploy/tls/{first}.key", f"deploy/tls/{first}.pub"
-        b.decoy("public_key", public_pem, pub_path)
-        b.add(f"{first}: TLS material", {
-            key_path: b.slot(tls, "{}\n", ""),
-            pub_path: public_pem + "\n",
-            f"deploy/k8s/{first}/tls-secret.yaml": (
-                f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: {first}-tls\ntype: kubernetes.io/tls\ndata:\n"
-                f"  tls.key: {b.slot(tls, pem_b64, chr(34) * 2)}\n"),
-        })  # fmt: skip
-        b.fix_extra[key_path] = None
-        ignore.append("deploy/tls/*.key")
+        if d.chance(0.5):
+            key_path, pub_path = f"deploy/tls/{first}.key", f"deploy/tls/{first}.pub"
+            b.decoy("public_key", public_pem, pub_path)
+            files = {key_path: b.slot(tls, "{}\n", ""), pub_path: public_pem + "\n"}
+            b.fix_extra[key_path] = None
+            ignore.append("deploy/tls/*.key")
+            crt = ""
+        else:
+            # One bundle: the certificate (public, kept) and the private key (secret, removed) in one file.
+            cert = certificate(pem, f"{first}.{org}.internal")
+            b.decoy("certificate", cert, f"deploy/tls/{first}.pem")
+            files = {f"deploy/tls/{first}.pem": cert + "\n" + b.slot(tls, "{}\n", "")}
+            crt = f"  tls.crt: {base64.b64encode((cert + chr(10)).encode()).decode()}\n"
+        files[f"deploy/k8s/{first}/tls-secret.yaml"] = (
+            f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: {first}-tls\ntype: kubernetes.io/tls\ndata:\n"
+            f"{crt}  tls.key: {b.slot(tls, pem_b64, chr(34) * 2)}\n")  # fmt: skip
+        b.add(f"{first}: TLS material", files)
         b.path_tiers[(tls.id, f"deploy/k8s/{first}/tls-secret.yaml")] = "deep"
 
     # -- a registry credential in a docker config -----------------------------------------------------
-    if d.chance(0.5):
+    if "registry" in optional:
         who = d.pick(USERS)
         credential = base64.b64encode(f"{who}:{values.PasswordPolicy(20, 28, '-_').draw(d)}".encode()).decode()
         auth = b.secret("base64_credential", credential, f"{shared_prefix}REGISTRY_AUTH", tier="deep",
@@ -451,11 +517,47 @@ jobs:
         "`NPM_TOKEN`). Keys, state files, build output and registry logins are never committed: they come from the "
         "deployment's secret store.\n"
     )
-    return b.finish(
+    draft = b.finish(
         f"{org} platform",
         f"A monorepo: {len(names)} Python services ({', '.join(names)}), a web client, Kubernetes manifests, "
         "Terraform, notebooks and vendored code.",
     )
+    messages = [message for message, _ in draft.commits]
+    placed = tuple((name, min(messages.index(at) + 1 + d.int(0, 3), len(messages)), text) for name, at, text in tags)
+    return dataclasses.replace(draft, tags=placed)
+
+
+def replace_also(b: Builder, secret: Secret, form: str) -> Secret:
+    """`secret` with one more exact form (`Secret.also`), replaced in the builder's list."""
+    grown = dataclasses.replace(secret, also=(*secret.also, form))
+    b.secrets[b.secrets.index(secret)] = grown
+    return grown
+
+
+def certificate(private_pem: str, name: str) -> str:
+    """A self-signed certificate for the key (deterministic: Ed25519 signatures are, and EC keys are
+    signed by a fixed Ed25519 issuer key derived from the private key's bytes)."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+    from cryptography.x509.oid import NameOID
+
+    key = serialization.load_pem_private_key(private_pem.encode(), None)
+    issuer = ed25519.Ed25519PrivateKey.from_private_bytes(hashlib.sha256(private_pem.encode()).digest())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    start = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "internal CA")]))
+        .public_key(key.public_key())
+        .serial_number(int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big"))
+        .not_valid_before(start)
+        .not_valid_after(start + datetime.timedelta(days=825))
+        .sign(issuer, None)
+    )
+    return cert.public_bytes(serialization.Encoding.PEM).decode().strip()
 
 
 def values_decoy(value: str, path: str):
