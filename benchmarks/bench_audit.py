@@ -1,6 +1,6 @@
 """secrets-audit benchmark: setup and scoring time per episode, and per-scenario scores.
 
-    uv run python -m benchmarks.bench_audit [--tasks N] [--vf-eval] [--concurrency C]
+    uv run python -m benchmarks.bench_audit [--difficulty standard|expert] [--tasks N] [--vf-eval] [--concurrency C]
 
 A script, not a test: the machine is shared and noisy, so it prints medians and p90 from one
 run against the issue's targets. Nothing here talks to the network.
@@ -44,7 +44,7 @@ from redaction_pressure.audit import agent as audit_agent
 from redaction_pressure.audit import programs, splits
 from redaction_pressure.audit.local import LocalWorkspace
 from redaction_pressure.audit.rubric import score
-from redaction_pressure.audit.scenarios import SCENARIO_NAMES
+from redaction_pressure.audit.scenarios import EXPERT_SCENARIOS, SCENARIO_NAMES
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"setup": 0.5, "scoring_p50": 2.0}
@@ -56,10 +56,10 @@ def quantiles(values: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), p90
 
 
-def timed_setup(index: int) -> tuple[float, LocalWorkspace]:
+def timed_setup(index: int, level: str) -> tuple[float, LocalWorkspace]:
     """Seconds to rebuild the plan, probe the runtime, digest its toolchain and write the repository."""
     start = time.perf_counter()
-    plan = splits.plan_for("dev", index)
+    plan = splits.plan_for("dev", index, difficulty=level)
     try:
         workspace = LocalWorkspace(plan)
     except RuntimeError as exc:
@@ -74,13 +74,15 @@ def timed_scoring(workspace: LocalWorkspace, steps: int) -> tuple[float, float]:
     return time.perf_counter() - start, total
 
 
-def run_local(count: int) -> tuple[dict[str, list[float]], dict[str, dict[str, list[float]]], dict[int, float]]:
+def run_local(
+    count: int, level: str
+) -> tuple[dict[str, list[float]], dict[str, dict[str, list[float]]], dict[int, float]]:
     times: dict[str, list[float]] = defaultdict(list)
     scores: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     baseline: dict[int, float] = {}
     for index in range(count):
-        plan = splits.plan_for("dev", index)
-        seconds, workspace = timed_setup(index)
+        plan = splits.plan_for("dev", index, difficulty=level)
+        seconds, workspace = timed_setup(index, level)
         times["setup"].append(seconds)
         with workspace:
             seconds, total = timed_scoring(workspace, steps=0)
@@ -99,7 +101,7 @@ def run_local(count: int) -> tuple[dict[str, list[float]], dict[str, dict[str, l
     return times, scores, baseline
 
 
-def run_vf_eval(count: int, concurrency: int) -> tuple[dict[int, float], float]:
+def run_vf_eval(count: int, concurrency: int, level: str) -> tuple[dict[int, float], float]:
     """The baseline through the real vf-eval: per-task rewards and the wall time."""
     from redaction_pressure.cli.endpoint import ChatServer
 
@@ -113,7 +115,7 @@ def run_vf_eval(count: int, concurrency: int) -> tuple[dict[int, float], float]:
         result = subprocess.run(
             [str(Path(sys.executable).parent / "vf-eval"), "secrets-audit", "-n", str(count), "-m", "scripted-baseline",
              "-c", str(concurrency), "--client.base-url", model.url, "--client.api-key-var", "STANDIN_KEY",
-             "--env.agent.runtime.type", "subprocess", "--env.taskset.split", "dev", "--no-push", "--no-rich",
+             "--env.agent.runtime.type", "subprocess", "--env.taskset.split", "dev", "--env.taskset.difficulty", level, "--no-push", "--no-rich",
              "-o", str(out)],
             env=env, cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL,
         )  # fmt: skip
@@ -206,17 +208,23 @@ def bombs() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tasks", type=int, default=splits.DEV_SIZE, help="dev tasks to run (default: all 52)")
+    parser.add_argument("--difficulty", choices=splits.LEVELS, default=splits.STANDARD,
+                        help="the level's dev tasks: standard (the curriculum, the default) or expert")  # fmt: skip
+    parser.add_argument("--tasks", type=int, help="dev tasks to run (default: all of the level's, 52 or 24)")
     parser.add_argument("--vf-eval", action="store_true", help="also play the baseline through the real vf-eval")
     parser.add_argument(
         "--concurrency", type=int, default=8, help="vf-eval -c (default 8; 2 cores start few tool servers at once)"
     )
     args = parser.parse_args()
+    if args.tasks is None:
+        args.tasks = splits.dev_size(args.difficulty)
+    elif not 1 <= args.tasks <= splits.dev_size(args.difficulty):
+        parser.error(f"--tasks must be 1 to {splits.dev_size(args.difficulty)} at level {args.difficulty}")
 
     start = time.perf_counter()
-    times, scores, baseline = run_local(args.tasks)
+    times, scores, baseline = run_local(args.tasks, args.difficulty)
     print(
-        f"secrets-audit benchmark: {args.tasks} dev tasks, {os.cpu_count()} CPUs, local runtime programs, {time.perf_counter() - start:.0f} s"
+        f"secrets-audit benchmark: {args.tasks} {args.difficulty} dev tasks, {os.cpu_count()} CPUs, local runtime programs, {time.perf_counter() - start:.0f} s"
     )
     print()
     print(f"{'per episode':<34} {'median':>8} {'p90':>8}  target")
@@ -232,7 +240,7 @@ def main() -> None:
     print(f"{'scenario':<20} {'difficulty':<10} {'oracle':>7} {'baseline':>9} {'inaction':>9} {'baseline steps':>15}")
     from redaction_pressure.audit.scenarios import by_name
 
-    for name in SCENARIO_NAMES:
+    for name in (*SCENARIO_NAMES, *(s.name for s in EXPERT_SCENARIOS)):
         if name not in scores:
             continue
         row = scores[name]
@@ -248,9 +256,10 @@ def main() -> None:
     below = sorted(i for i, v in baseline.items() if v < 1.0)
     print(f"baseline below 1.0 on dev tasks: {below or 'none'}")
     print()
-    bombs()
+    if args.difficulty == splits.STANDARD:
+        bombs()  # the bombs are planted in standard scenarios' repositories: one set, whatever the level
     if args.vf_eval:
-        rewards, wall = run_vf_eval(args.tasks, args.concurrency)
+        rewards, wall = run_vf_eval(args.tasks, args.concurrency, args.difficulty)
         differ = sorted(i for i in baseline if abs(rewards.get(i, -1.0) - baseline[i]) > 1e-9)
         print()
         print(f"vf-eval (bash harness, subprocess runtime, -c {args.concurrency}): {len(rewards)} episodes in {wall:.0f} s; "

@@ -94,7 +94,7 @@ def episode(split: str, index: int, policy: str, model: dict | None = None, leve
     from redaction_pressure.audit.local import LocalWorkspace
     from redaction_pressure.audit.splits import plan_for
 
-    plan = plan_for(split, index, level=level)
+    plan = plan_for(split, index, difficulty=level)
     with LocalWorkspace(plan) as workspace:
         played = PLAYERS[policy](plan, workspace, model)
     return Outcome(index, plan.scenario, policy, played.total, played.detection, played.health, played.steps)

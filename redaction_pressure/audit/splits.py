@@ -100,9 +100,10 @@ def commitment(split: str, level: str = STANDARD) -> str:
     return hashlib.sha256(f"{PUBLIC_COMMITMENT_LABEL}:{split}:{base}{suffix}".encode()).hexdigest()
 
 
-def plan_for(split: str, index: int, history: str = HISTORY_ALL, level: str = STANDARD) -> RepoPlan:
-    """The plan of task `index` of `split` at `level`, built for history mode `history` (`plan.HISTORY_MODES`)."""
-    return build(scenario_for(index, level), seed_for(split, index, level), history)
+def plan_for(split: str, index: int, history: str = HISTORY_ALL, difficulty: str = STANDARD) -> RepoPlan:
+    """The plan of task `index` of `split` at level `difficulty` (standard or expert), built for history
+    mode `history` (`plan.HISTORY_MODES`)."""
+    return build(scenario_for(index, difficulty), seed_for(split, index, difficulty), history)
 
 
 def level_of(difficulty: str) -> str:

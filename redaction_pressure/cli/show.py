@@ -81,7 +81,7 @@ def run_audit(args: argparse.Namespace, out: Console) -> int:
         audit_splits.check_index(args.split, args.index, level)
     except splits.SplitError as exc:  # an index outside the split is a wrong command line, as for one-turn tasks
         raise common.UsageError(str(exc)) from None
-    plan = audit_splits.plan_for(args.split, args.index, level=level)
+    plan = audit_splits.plan_for(args.split, args.index, difficulty=level)
     shown = prompt(plan)
     public = args.split != "private_eval"
     files = plan.tree() if public else {}

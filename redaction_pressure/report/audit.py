@@ -282,7 +282,7 @@ def _tiers(episode) -> dict[tuple[str, str], str]:
     try:
         from redaction_pressure.audit.splits import level_of, plan_for
 
-        plan = plan_for(episode.split, episode.index, level=level_of(episode.difficulty))
+        plan = plan_for(episode.split, episode.index, difficulty=level_of(episode.difficulty))
     except Exception:  # noqa: BLE001 - another corpus version or a missing extra: tiers read unknown
         return {}
     tiers: dict[tuple[str, str], str] = {}
@@ -292,30 +292,46 @@ def _tiers(episode) -> dict[tuple[str, str], str]:
     return tiers
 
 
-LADDER = "ladder_dev.json"
-"""The secrets-audit ladder on dev (`baselines --taskset secrets-audit --json`), shipped with the package."""
+LADDERS = {"standard": "ladder_dev.json", "expert": "ladder_dev_expert.json"}
+"""The secrets-audit ladder on each level's dev tasks (`baselines --taskset secrets-audit [--difficulty
+expert] --json`), shipped with the package."""
 
 
 @dataclass(frozen=True)
 class Ladder:
-    """The reference policies' dev means beside a run's: per scenario and overall."""
+    """The reference policies' dev means at one level beside a run's: per scenario and overall."""
 
+    level: str
     policies: tuple[str, ...]
     overall: dict[str, float]
     scenarios: list[tuple[str, dict[str, float]]]
     note: str
 
 
-def ladder(episodes) -> Ladder | None:
-    """The dev ladder beside this run's means, or None when the shipped ladder cannot be read."""
+def ladders(episodes) -> list[Ladder]:
+    """The dev ladder of each level this run's tasks are at (an unknown difficulty counts as standard),
+    beside this run's means there; a level whose shipped ladder cannot be read is left out."""
+    from redaction_pressure.audit.splits import level_of
+
+    levels = sorted({level_of(e.difficulty) for e in episodes}, key=list(LADDERS).index)
+    shown = [ladder(episodes, level) for level in levels or ["standard"]]
+    return [one for one in shown if one is not None]
+
+
+def ladder(episodes, level: str = "standard") -> Ladder | None:
+    """The dev ladder at `level` beside this run's means on that level's tasks, or None when the
+    shipped ladder cannot be read."""
     from importlib import resources
 
+    from redaction_pressure.audit.splits import level_of
+
     try:
-        data = json.loads(resources.files("redaction_pressure.audit").joinpath(LADDER).read_text())
+        data = json.loads(resources.files("redaction_pressure.audit").joinpath(LADDERS[level]).read_text())
     except (OSError, ValueError):
         return None
     rows = {row["policy"]: row for row in data.get("ladder", [])}
     policies = tuple(rows)
+    episodes = [e for e in episodes if level_of(e.difficulty) == level]
     scored = [e for e in episodes if not e.errored]
     tasks = [task for task in group_tasks(episodes) if not task.errored]
     mine: dict[str, list[float]] = {}
@@ -331,9 +347,9 @@ def ladder(episodes) -> Ladder | None:
     if tasks:
         overall["this run"] = stats.mean(task.reward for task in tasks)
     versions = {e.identity.get("audit_version") for e in scored} - {None, ""}
-    note = f"dev, {data.get('tasks')} tasks, audit version {data.get('audit_version')}"
+    note = f"{level} level, dev, {data.get('tasks')} tasks, audit version {data.get('audit_version')}"
     if versions and versions != {data.get("audit_version")}:
         note += (
             f"; this run's repositories are audit version {', '.join(sorted(versions))}, so the ladder is not theirs"
         )
-    return Ladder(("this run", *policies), overall, scenarios, note)
+    return Ladder(level, ("this run", *policies), overall, scenarios, note)

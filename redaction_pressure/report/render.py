@@ -148,7 +148,7 @@ def render_audit(runs: list[Run], progress=lambda: None) -> str:
         views.append({
             "run": run, "number": position + 1, "colour": charts.colour(position),
             "summary": audit.summarise(run.episodes), "groups": audit.breakdown(run.episodes),
-            "leaks": audit.leaks_by_tier(run.episodes), "ladder": audit.ladder(run.episodes),
+            "leaks": audit.leaks_by_tier(run.episodes), "ladders": audit.ladders(run.episodes),
             "tasks": [{"task": task, "anchor": anchor + task.task_id, "rollouts": [
                 {"episode": e, "number": turn, "anchor": f"{anchor}{task.task_id}-rollout{turn}"}
                 for turn, e in enumerate(task.rollouts, start=1)]} for task in run.tasks],

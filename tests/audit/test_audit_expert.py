@@ -21,7 +21,7 @@ from redaction_pressure.audit.toolcalls import clip
 from tests.support.cases import TEST_SECRET, private_secret
 
 EXPERT = splits.EXPERT
-DEV = [splits.plan_for("dev", i, level=EXPERT) for i in range(splits.EXPERT_DEV_SIZE)]
+DEV = [splits.plan_for("dev", i, difficulty=EXPERT) for i in range(splits.EXPERT_DEV_SIZE)]
 
 
 class TestExpertSplits(unittest.TestCase):
@@ -43,7 +43,7 @@ class TestExpertSplits(unittest.TestCase):
         with self.assertRaisesRegex(shared_splits.SplitError, "dev has tasks 0 to 23 at level expert"):
             splits.check_index("dev", 24, EXPERT)
         with self.assertRaisesRegex(shared_splits.SplitError, "levels standard and expert"):
-            splits.plan_for("dev", 0, level="hard")
+            splits.plan_for("dev", 0, difficulty="hard")
 
     def test_the_standard_level_has_no_expert_task(self):
         """No difficulty named: today's curriculum, easy to hard, exactly as before."""
@@ -53,7 +53,7 @@ class TestExpertSplits(unittest.TestCase):
 
 class TestExpertRepositories(unittest.TestCase):
     def test_plans_are_deterministic_and_differ_by_seed(self):
-        again = splits.plan_for("dev", 5, level=EXPERT)
+        again = splits.plan_for("dev", 5, difficulty=EXPERT)
         self.assertEqual(plan_to_json(again), plan_to_json(DEV[5]))
         self.assertEqual(plan_to_json(plan_from_json(plan_to_json(again))), plan_to_json(again))
         self.assertEqual(len({s.value for p in DEV for s in p.secrets}), sum(len(p.secrets) for p in DEV))
@@ -102,7 +102,7 @@ class TestExpertRepositories(unittest.TestCase):
     def test_inaction_scores_zero_and_the_gold_fix_one(self):
         """Each repository starts healthy and leaky; the gold fix leaves it healthy and clean."""
         for split, index in (("dev", 0), ("train", 3)):
-            plan = splits.plan_for(split, index, level=EXPERT)
+            plan = splits.plan_for(split, index, difficulty=EXPERT)
             with self.subTest(split=split, index=index), LocalWorkspace(plan) as ws:
                 before = ws.facts()
                 self.assertEqual(before["tests"]["passed"], before["tests"]["total"])

@@ -291,4 +291,4 @@ def trained(level: str = "standard") -> dict:
     """The model learned from `TRAIN_TASKS` of the train split at `level` (once per process and level)."""
     from redaction_pressure.audit.splits import plan_for
 
-    return learn(plan_for("train", index, level=level) for index in TRAIN_TASKS)
+    return learn(plan_for("train", index, difficulty=level) for index in TRAIN_TASKS)
