@@ -5,7 +5,10 @@ decoys the tests do not name, a stated output cap every harness enforces, and a 
 from __future__ import annotations
 
 import asyncio
+import base64
+import gzip
 import json
+import re
 import unittest
 from collections import Counter
 from types import SimpleNamespace
@@ -152,6 +155,27 @@ class TestExpertPitfalls(unittest.TestCase):
         result = _played(plan, programs.oracle_script(plan) + f"git rm -q {bundle} && git commit -qm gone\n")
         self.assertEqual(result.detection, 1.0)
         self.assertLess(result.health, 1.0)
+
+    def test_a_release_record_regenerated_without_the_password_is_clean(self):
+        """The prompt allows regenerating an encoded record without its secret: what the new record
+        shares with the old (the gzip header, the record's public opening) is not a leak."""
+        plan = _first(lambda p: any("sh.helm.release" in path for path in p.tree()))
+        path, text = next((path, t) for path, t in plan.tree().items() if "sh.helm.release" in path)
+        old = re.search(r"release: (\S+)", text).group(1)
+        record = json.loads(gzip.decompress(base64.b64decode(base64.b64decode(old))))
+        database = record["config"]["database"]
+        for regenerated in ({**database, "password": ""}, {k: v for k, v in database.items() if k != "password"}):
+            record["config"]["database"] = regenerated
+            record["manifest"] = re.sub(r"(DB_PASSWORD: )\S+", r'\1""', record["manifest"])
+            new = base64.b64encode(base64.b64encode(gzip.compress(json.dumps(record).encode(), mtime=0))).decode()
+            self.assertEqual(new[:16], old[:16])  # the shared structure is there to be mistaken for the secret
+            payload = base64.b64encode(text.replace(old, new).encode()).decode()
+            script = programs.oracle_script(plan) + (
+                f"printf %s {payload} | base64 -d > {path} && git add -f {path} && git commit -qm regenerated\n"
+            )
+            with self.subTest(kept=sorted(regenerated)):
+                result = _played(plan, script)
+                self.assertEqual((result.detection, result.health), (1.0, 1.0))
 
 
 class TestOutputCap(unittest.TestCase):

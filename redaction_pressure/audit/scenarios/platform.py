@@ -31,6 +31,7 @@ import dataclasses
 import gzip
 import hashlib
 import json
+import os.path
 from urllib.parse import quote
 
 from cryptography.hazmat.primitives import serialization
@@ -240,17 +241,24 @@ def test_{first}_builds_its_database_url():
         # A Helm release record backed up from the cluster: base64 of base64 of the gzipped release,
         # whose values and rendered manifests hold the password.
         revision = d.int(2, 9)
-        release = {
-            "name": first, "version": revision, "namespace": d.pick(("prod", "apps", first)),
-            "info": {"status": "superseded", "description": "Upgrade complete"},
-            "chart": {"metadata": {"name": first, "version": f"0.{d.int(1, 9)}.{d.int(0, 9)}"}},
-            "config": {"database": {"host": f"{first}-db.internal", "user": f"{first}_app", "password": pw}},
-            "manifest": f"---\n# Source: {first}/templates/secret.yaml\napiVersion: v1\nkind: Secret\n"
-                        f"metadata:\n  name: {first}-db\ndata:\n  {P[first]}DB_PASSWORD: {pw_b64}\n",
-        }  # fmt: skip
-        inner = base64.b64encode(gzip.compress(json.dumps(release).encode(), mtime=0)).decode()
-        blob = base64.b64encode(inner.encode()).decode()
-        db = replace_also(b, db, blob)
+        namespace = d.pick(("prod", "apps", first))
+        chart = f"0.{d.int(1, 9)}.{d.int(0, 9)}"
+
+        def release(password: str) -> str:
+            record = {
+                "name": first, "version": revision, "namespace": namespace,
+                "info": {"status": "superseded", "description": "Upgrade complete"},
+                "chart": {"metadata": {"name": first, "version": chart}},
+                "config": {"database": {"host": f"{first}-db.internal", "user": f"{first}_app", "password": password}},
+                "manifest": f"---\n# Source: {first}/templates/secret.yaml\napiVersion: v1\nkind: Secret\n"
+                            f"metadata:\n  name: {first}-db\ndata:\n  {P[first]}DB_PASSWORD: "
+                            f"{base64.b64encode(password.encode()).decode()}\n",
+            }  # fmt: skip
+            inner = base64.b64encode(gzip.compress(json.dumps(record).encode(), mtime=0)).decode()
+            return base64.b64encode(inner.encode()).decode()
+
+        blob = release(pw)
+        db = replace_also(b, db, secret_part(blob, [release(t) for t in twins(pw)]))
         path = f"ops/backups/sh.helm.release.v1.{first}.v{revision}.yaml"
         b.add(f"Back up the {first} release record before the upgrade", {path: (
             f"# kubectl get secret sh.helm.release.v1.{first}.v{revision} -o yaml (taken before the upgrade)\n"
@@ -525,6 +533,19 @@ jobs:
     messages = [message for message, _ in draft.commits]
     placed = tuple((name, min(messages.index(at) + 1 + d.int(0, 3), len(messages)), text) for name, at, text in tags)
     return dataclasses.replace(draft, tags=placed)
+
+
+def twins(value: str) -> list[str]:
+    """Values a record regenerated without `value` might hold instead: empty, a placeholder, and one
+    of the same length that differs from it in every character."""
+    return ["", "REDACTED", "".join("b" if c == "a" else "a" for c in value)]
+
+
+def secret_part(form: str, regenerated: list[str]) -> str:
+    """The part of an encoded `form` that depends on the secret: from the first character where it
+    differs from any of the same encoding regenerated without the secret (a gzip header, the opening
+    of a public record, are structure that a correct regeneration shares)."""
+    return form[max(len(os.path.commonprefix([form, other])) for other in regenerated) :]
 
 
 def replace_also(b: Builder, secret: Secret, form: str) -> Secret:
