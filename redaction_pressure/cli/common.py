@@ -135,7 +135,8 @@ def records(limit: int):
 
 def difficulty(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--difficulty", choices=DIFFICULTIES, default=DEFAULT_DIFFICULTY, metavar="LEVEL",
-                        help=f"corpus level: {', '.join(DIFFICULTIES)} (default {DEFAULT_DIFFICULTY})")  # fmt: skip
+                        help=f"level: {', '.join(DIFFICULTIES)} (default {DEFAULT_DIFFICULTY}); "
+                             f"{AUDIT_TASKSET} has standard and expert")  # fmt: skip
 
 
 def audit_level(difficulty: str) -> str:
