@@ -10,7 +10,8 @@ remediation needs, not hidden information:
   state file and a seed script's `PGPASSWORD`; the web client's service-role key is in its
   configuration and in the built bundle generated from it; a TLS key is a file and a Secret's
   base64; a registry credential is a docker `config.json` `auth`;
-- **decoys by meaning, not by shape**: the public `anon` JWT beside the service-role one, the
+- **decoys by meaning, not by shape**: the public `anon` JWT beside the service-role one (named
+  from one pool: only the token's claims tell them apart), the
   public key beside its private key, the payment provider's documented test key, the SHA-256
   fingerprint of the signing secret, the vendored library's RFC 7515 test vector, image digests;
 - **a revoked key is still a secret**: an incident note quotes the old live key;
@@ -32,6 +33,7 @@ import gzip
 import hashlib
 import json
 import os.path
+import re
 from urllib.parse import quote
 
 from cryptography.hazmat.primitives import serialization
@@ -65,6 +67,10 @@ class ExpertBuilder(Builder):
     def fillers(self) -> None:
         for message, files in self.bulk:
             self.add(message, files)
+
+
+JWT_NAMES = ("apiKey", "authKey", "clientKey", "dataKey", "edgeKey", "storeKey")
+"""The web client's names for its two keys (the public anon key and the service-role key)."""
 
 
 def make(d: Draw) -> Draft:
@@ -383,28 +389,32 @@ def test_payments_run_in_test_mode_without_a_key():
     # -- the web client: a service-role key beside the public anon key, and the bundle built from them --
     style = values.JwtStyle(f"{org}-auth", tuple(d.shuffled(values.JWT_CLAIMS)), d.pick(values.JWT_HEADERS))
     anon = values.jwt("anon", style).draw(d)
-    role = b.secret("jwt", values.jwt("service_role", style).draw(d), "WEB_SERVICE_ROLE_KEY", tier="shallow")
+    # Neutral names from one pool: which key is public shows only in its claims (`"role": "anon"`).
+    anon_name, role_name = d.sample(JWT_NAMES, 2)
+    role_env = "WEB_" + re.sub(r"(?<!^)(?=[A-Z])", "_", role_name).upper()
+    role = b.secret("jwt", values.jwt("service_role", style).draw(d), role_env, tier="shallow")
     ref = d.chars(LOWER, 20)
     config = f"{web}/src/config.js"
     b.decoy("public_key", anon, config)
+    order = d.shuffled([anon_name, role_name])
+    source = {anon_name: f'"{anon}"', role_name: b.slot(role, '"{}"', f"process.env.{role_env}")}
+    built = {anon_name: f'"{anon}"', role_name: b.slot(role, chr(34) + "{}" + chr(34), chr(34) * 2)}
     b.add(
         "Web client configuration",
         {
-            config: f'''// Runtime configuration of the web client; `npm run build` bundles it into dist/.
+            config: f"""// Runtime configuration of the web client; `npm run build` bundles it into dist/.
 export const clientConfig = {{
   apiUrl: process.env.WEB_API_URL || "https://api.{org}.example",
   authUrl: "https://{ref}.auth.{org}.example",
-  anonKey: "{anon}",
-  serviceRoleKey: {b.slot(role, '"{}"', "process.env.WEB_SERVICE_ROLE_KEY")},
-}};
-'''
+{"".join(f"  {name}: {source[name]},{chr(10)}" for name in order)}}};
+"""
         },
     )
     b.probes.append(Probe("web_config", "js", config, "clientConfig"))
     bundle = f"{web}/dist/app.min.js"
     b.add("Build the web client", {bundle: (
         f'(()=>{{const c={{apiUrl:"https://api.{org}.example",authUrl:"https://{ref}.auth.{org}.example",'
-        f'anonKey:"{anon}",serviceRoleKey:{b.slot(role, chr(34) + "{}" + chr(34), chr(34) * 2)}}};'
+        f'{",".join(f"{name}:{built[name]}" for name in order)}}};'
         'window.__CONFIG__=c;document.title="app"})();\n')})  # fmt: skip
     b.fix_extra[bundle] = None
     ignore.append(f"{web}/dist/")
@@ -520,8 +530,8 @@ jobs:
         "## Configuration\n\nEach service reads its settings from environment variables named with the service's own "
         f"prefix followed by the setting's name in upper snake case ({services}); its settings module shows the ones it "
         "reads today. A value several services share is read by each of them from one variable: the webhook signing "
-        f"secret is `{shared_prefix}WEBHOOK_SECRET`. The web client reads `process.env.WEB_<NAME>` (`serviceRoleKey`: "
-        "`WEB_SERVICE_ROLE_KEY`). CI reads credentials from repository secrets named like their variables (the npm token: "
+        f"secret is `{shared_prefix}WEBHOOK_SECRET`. The web client reads `process.env.WEB_<NAME>` (`apiUrl`: "
+        "`WEB_API_URL`). CI reads credentials from repository secrets named like their variables (the npm token: "
         "`NPM_TOKEN`). Keys, state files, build output and registry logins are never committed: they come from the "
         "deployment's secret store.\n"
     )
