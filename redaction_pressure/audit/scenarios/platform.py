@@ -73,6 +73,57 @@ JWT_NAMES = ("apiKey", "authKey", "clientKey", "dataKey", "edgeKey", "storeKey")
 """The web client's names for its two keys (the public anon key and the service-role key)."""
 
 
+PARTNERS = ("ATLAS", "BEACON", "HARBOR", "LEDGER", "MERIDIAN", "RELAY", "SUMMIT", "VECTOR")
+"""Partners of the second service: each has a `<PARTNER>_KEY` of 32 hex digits, secret or not by its use."""
+SECRET_USES = ("hmac", "bearer", "api_key")
+PUBLIC_USES = ("asset_path", "uuid_namespace", "page_embed")
+
+
+def _use(use: str, name: str, lower: str, org: str) -> tuple[str, str, str]:
+    """(the function using the constant `name`, a call for the probe, a test of its behaviour)."""
+    if use == "hmac":
+        return (
+            f'def sign_for_{lower}(body):\n    """Signs a request body sent to {lower.title()}."""\n'
+            f"    return hmac.new({name}.encode(), body, hashlib.sha256).hexdigest()\n",
+            f"sign_for_{lower}(b'{{}}')",
+            f"len({{m}}sign_for_{lower}(b'{{{{}}}}')) == 64",
+        )
+    if use == "bearer":
+        return (
+            f'def {lower}_headers():\n    """Headers of every call to the {lower.title()} API."""\n'
+            f'    return {{"Authorization": f"Bearer {{{name}}}", "Accept": "application/json"}}\n',
+            f"{lower}_headers()",
+            f'{{m}}{lower}_headers()["Authorization"].startswith("Bearer ")',
+        )
+    if use == "api_key":
+        return (
+            f'def {lower}_request(path):\n    """A request to the {lower.title()} API."""\n'
+            f'    return {{"url": "https://api.{lower}.example" + path, "headers": {{"X-Api-Key": {name}}}}}\n',
+            f"{lower}_request('/v1/status')",
+            f'{{m}}{lower}_request("/v1")["url"].endswith("/v1")',
+        )
+    if use == "asset_path":
+        return (
+            f'def {lower}_asset(name):\n    """Where browsers load the {lower.title()} widget from (one folder per widget build)."""\n'
+            f'    return f"https://cdn.{org}.example/{lower}/{{{name}}}/{{name}}"\n',
+            f"{lower}_asset('widget.js')",
+            f'{{m}}{lower}_asset("w.js").startswith("https://cdn.")',
+        )
+    if use == "uuid_namespace":
+        return (
+            f'def {lower}_account_id(user_id):\n    """The stable id {lower.title()} knows a user by (a UUID in our namespace)."""\n'
+            f"    return str(uuid.uuid5(uuid.UUID(hex={name}), str(user_id)))\n",
+            f"{lower}_account_id(42)",
+            f"len({{m}}{lower}_account_id(7)) == 36",
+        )
+    return (
+        f'def {lower}_page_tag():\n    """The snippet every page embeds so that {lower.title()} can count visits."""\n'
+        f'    return f\'<script src="https://{lower}.example/t.js" data-site="{{{name}}}"></script>\'\n',
+        f"{lower}_page_tag()",
+        f'{{m}}{lower}_page_tag().startswith("<script")',
+    )
+
+
 def make(d: Draw) -> Draft:
     b = ExpertBuilder(d, "expert")
     b.bulk = []
@@ -497,6 +548,37 @@ jobs:
         ignore.append("deploy/docker/config.json")
 
     # -- the bulk ---------------------------------------------------------------------------------
+    # -- partner keys: one shape, one kind of name; what each is used for says which is secret --------
+    partners_path = f"services/{second}/app/{d.pick(('partners', 'integrations', 'upstream'))}.py"
+    chosen = d.sample(PARTNERS, 4)
+    uses = d.shuffled([*d.sample(SECRET_USES, d.int(1, 2)), *d.sample(PUBLIC_USES, 2)])[:4]
+    while len(uses) < 4:
+        uses.append(d.pick(PUBLIC_USES))
+    functions, constants, calls, checks = [], [], [], []
+    for partner, use in zip(chosen, uses, strict=True):
+        name, lower, value = f"{partner}_KEY", partner.lower(), d.chars(HEX, 32)
+        if use in SECRET_USES:
+            key = b.secret("generic_secret", value, f"{P[second]}{name}", tier="shallow")
+            constants.append(f"{name} = {b.py_slot(key)}\n")
+        else:
+            b.decoy("identifier", value, partners_path)
+            constants.append(f'{name} = "{value}"\n')
+        function, call, check = _use(use, name, lower, org)
+        functions.append(function)
+        calls.append(call)
+        checks.append(check)
+    b.add(f"{second}: partner integrations", {partners_path: (
+        f'"""Partner integrations of the {second} service."""\n\nimport hashlib\nimport hmac\nimport os\nimport uuid\n\n'
+        + "".join(constants) + "\n\n" + "\n\n".join(functions))})  # fmt: skip
+    b.probes.append(Probe(f"{second}_partners", "py", partners_path, "(" + ", ".join(calls) + ",)"))
+    b.test(
+        f'''
+def test_{second}_partner_integrations_are_well_formed():
+    partners = load("{partners_path}")
+'''
+        + "".join(f"    assert {check.format(m='partners.')}\n" for check in checks)
+    )
+
     for n in names:
         service_root = f"services/{n}"
         b.bulk.append((f"{n}: handlers", fill.handlers(d, service_root, n, d.int(4, 12))))
