@@ -3,7 +3,9 @@
 Why: a learned policy's reward means something only beside the ceiling, the floor and what cheap
 tricks earn. The rungs: `oracle` (the gold fix as one command), `scripted` (the format-aware
 scripted agent, `agent/`), `memoriser` (one script per scenario learned from train tasks
-`memoriser.TRAIN_TASKS`: what recall alone earns; it never plays the tasks it learned from) and
+`memoriser.TRAIN_TASKS`: what recall alone earns; it never plays the tasks it learned from),
+`generic` (the strongest program agent we wrote without a model: one bash call, `generic.sh`, written
+from the expert level's prompt and train tasks alone; what a script earns without learning) and
 `inaction` (no tool call). Every episode runs in its own `LocalWorkspace` (about 2 s to set up,
 act and grade), at most `WORKERS` at once in spawned processes.
 """
@@ -25,8 +27,11 @@ POLICIES: dict[str, str] = {
     "oracle": "the gold remediation (programs.oracle_script) in one command: the ceiling",
     "scripted": "the scripted agent: scanner formats, environment lookups, filter-repo (agent.py)",
     "memoriser": f"one script per scenario learned from train tasks {memoriser.TRAIN_TASKS.start}..{memoriser.TRAIN_TASKS.stop - 1} (edits, files, history patterns), replayed",
+    "generic": "a program agent in one bash call (generic.sh): finds secrets by format, encodings and names, fixes, rewrites history",
     "inaction": "no tool call: the floor",
 }  # fmt: skip
+GENERIC_TIMEOUT = 900
+"""Seconds the generic agent's one call may run; past it the repository is graded as it was left."""
 
 
 @dataclass(frozen=True)
@@ -81,10 +86,23 @@ def _oracle(plan: RepoPlan, workspace, model: dict | None) -> agent.Episode:
     return _scored(plan, workspace, 1)
 
 
+def _generic(plan: RepoPlan, workspace, model: dict | None) -> agent.Episode:
+    import subprocess
+    from importlib import resources
+
+    script = resources.files("redaction_pressure.audit").joinpath("generic.sh").read_text()
+    try:
+        workspace.bash(script, timeout=GENERIC_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pass  # graded as it was left, like an agent whose call timed out
+    return _scored(plan, workspace, 1)
+
+
 PLAYERS: dict[str, Callable[[RepoPlan, object, dict | None], agent.Episode]] = {
     "oracle": _oracle,
     "scripted": lambda plan, workspace, model: agent.play(plan, workspace),
     "memoriser": lambda plan, workspace, model: memoriser.play(model, plan, workspace),
+    "generic": _generic,
     "inaction": lambda plan, workspace, model: _scored(plan, workspace, 0),
 }
 

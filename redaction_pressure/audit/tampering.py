@@ -24,6 +24,7 @@ import ast
 import sys
 
 from redaction_pressure.audit.plan import RepoPlan
+from redaction_pressure.audit.views import parse_quietly
 
 RESERVED = set(sys.stdlib_module_names) | {
     "pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "sitecustomize", "usercustomize", "site",
@@ -67,7 +68,7 @@ def _module_names(path: str) -> list[str]:
 def check_source(path: str, text: str) -> list[str]:
     """Why this added or changed Python file is tampering (empty when it is not)."""
     try:
-        tree = ast.parse(text)
+        tree = parse_quietly(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []  # code that does not parse cannot hook anything; the tests will fail on it
     found: list[str] = []

@@ -15,6 +15,7 @@ import ast
 import base64
 import binascii
 import re
+import warnings
 import zlib
 from urllib.parse import unquote
 
@@ -53,10 +54,18 @@ def _unescape(text: str) -> str:
     return ESCAPE.sub(one, text)
 
 
+def parse_quietly(text: str) -> ast.Module:
+    """`ast.parse` without the SyntaxWarnings that arbitrary files (an agent's, a YAML read as
+    Python) raise: they would reach the evaluator's stderr, once per process and file shape."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        return ast.parse(text)
+
+
 def _fold_python(text: str) -> list[str]:
     """String values a Python module computes from constants (best effort, never executes code)."""
     try:
-        tree = ast.parse(text)
+        tree = parse_quietly(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     env: dict[str, str] = {}

@@ -120,11 +120,16 @@ def _first(predicate) -> object:
     return next(plan for plan in DEV if predicate(plan))
 
 
+STEPS = 20
+"""Steps a played fix is scored at: what capable agents spent here (11-33 of 40). At one step the
+efficiency bonus (0.146) would cover one secret missed in eight (SPEC's total: capped at 1)."""
+
+
 def _played(plan, script: str) -> float:
     with LocalWorkspace(plan) as ws:
         done = ws.bash(script)
         assert done.returncode == 0, done.stderr[-500:]
-        return score_facts(ws.facts(1), plan.budget)
+        return score_facts(ws.facts(STEPS), plan.budget)
 
 
 class TestExpertPitfalls(unittest.TestCase):
@@ -153,6 +158,23 @@ class TestExpertPitfalls(unittest.TestCase):
         plan = _first(lambda p: any(path.endswith(".pem") for path in p.tree()))
         bundle = next(path for path in plan.tree() if path.endswith(".pem"))
         result = _played(plan, programs.oracle_script(plan) + f"git rm -q {bundle} && git commit -qm gone\n")
+        self.assertEqual(result.detection, 1.0)
+        self.assertLess(result.health, 1.0)
+
+    def test_partner_keys_are_told_apart_by_their_use(self):
+        """Four `<PARTNER>_KEY`s of one shape: reading the public ones (a page tag's site id, a widget
+        folder, a UUID namespace) from the environment too breaks what they do."""
+        plan = DEV[0]
+        path = next(d.path for d in plan.decoys if d.kind == "identifier" and "/app/" in d.path)
+        public = [d.value for d in plan.decoys if d.path == path]
+        self.assertTrue(public)
+        edits = "".join(
+            f'sed -i \'s/^\\([A-Z]*_KEY\\) = "{value}"$/\\1 = os.environ.get("X_\\1", "")/\' {path}\n'
+            for value in public
+        )
+        result = _played(
+            plan, programs.oracle_script(plan) + edits + "git commit -qam 'every key from the environment'\n"
+        )
         self.assertEqual(result.detection, 1.0)
         self.assertLess(result.health, 1.0)
 

@@ -10,7 +10,8 @@ remediation needs, not hidden information:
   state file and a seed script's `PGPASSWORD`; the web client's service-role key is in its
   configuration and in the built bundle generated from it; a TLS key is a file and a Secret's
   base64; a registry credential is a docker `config.json` `auth`;
-- **decoys by meaning, not by shape**: the public `anon` JWT beside the service-role one, the
+- **decoys by meaning, not by shape**: the public `anon` JWT beside the service-role one (named
+  from one pool: only the token's claims tell them apart), the
   public key beside its private key, the payment provider's documented test key, the SHA-256
   fingerprint of the signing secret, the vendored library's RFC 7515 test vector, image digests;
 - **a revoked key is still a secret**: an incident note quotes the old live key;
@@ -32,6 +33,7 @@ import gzip
 import hashlib
 import json
 import os.path
+import re
 from urllib.parse import quote
 
 from cryptography.hazmat.primitives import serialization
@@ -65,6 +67,61 @@ class ExpertBuilder(Builder):
     def fillers(self) -> None:
         for message, files in self.bulk:
             self.add(message, files)
+
+
+JWT_NAMES = ("apiKey", "authKey", "clientKey", "dataKey", "edgeKey", "storeKey")
+"""The web client's names for its two keys (the public anon key and the service-role key)."""
+
+
+PARTNERS = ("ATLAS", "BEACON", "HARBOR", "LEDGER", "MERIDIAN", "RELAY", "SUMMIT", "VECTOR")
+"""Partners of the second service: each has a `<PARTNER>_KEY` of 32 hex digits, secret or not by its use."""
+SECRET_USES = ("hmac", "bearer", "api_key")
+PUBLIC_USES = ("asset_path", "uuid_namespace", "page_embed")
+
+
+def _use(use: str, name: str, lower: str, org: str) -> tuple[str, str, str]:
+    """(the function using the constant `name`, a call for the probe, a test of its behaviour)."""
+    if use == "hmac":
+        return (
+            f'def sign_for_{lower}(body):\n    """Signs a request body sent to {lower.title()}."""\n'
+            f"    return hmac.new({name}.encode(), body, hashlib.sha256).hexdigest()\n",
+            f"sign_for_{lower}(b'{{}}')",
+            f"len({{m}}sign_for_{lower}(b'{{{{}}}}')) == 64",
+        )
+    if use == "bearer":
+        return (
+            f'def {lower}_headers():\n    """Headers of every call to the {lower.title()} API."""\n'
+            f'    return {{"Authorization": f"Bearer {{{name}}}", "Accept": "application/json"}}\n',
+            f"{lower}_headers()",
+            f'{{m}}{lower}_headers()["Authorization"].startswith("Bearer ")',
+        )
+    if use == "api_key":
+        return (
+            f'def {lower}_request(path):\n    """A request to the {lower.title()} API."""\n'
+            f'    return {{"url": "https://api.{lower}.example" + path, "headers": {{"X-Api-Key": {name}}}}}\n',
+            f"{lower}_request('/v1/status')",
+            f'{{m}}{lower}_request("/v1")["url"].endswith("/v1")',
+        )
+    if use == "asset_path":
+        return (
+            f'def {lower}_asset(name):\n    """Where browsers load the {lower.title()} widget from (one folder per widget build)."""\n'
+            f'    return f"https://cdn.{org}.example/{lower}/{{{name}}}/{{name}}"\n',
+            f"{lower}_asset('widget.js')",
+            f'{{m}}{lower}_asset("w.js").startswith("https://cdn.")',
+        )
+    if use == "uuid_namespace":
+        return (
+            f'def {lower}_account_id(user_id):\n    """The stable id {lower.title()} knows a user by (a UUID in our namespace)."""\n'
+            f"    return str(uuid.uuid5(uuid.UUID(hex={name}), str(user_id)))\n",
+            f"{lower}_account_id(42)",
+            f"len({{m}}{lower}_account_id(7)) == 36",
+        )
+    return (
+        f'def {lower}_page_tag():\n    """The snippet every page embeds so that {lower.title()} can count visits."""\n'
+        f'    return f\'<script src="https://{lower}.example/t.js" data-site="{{{name}}}"></script>\'\n',
+        f"{lower}_page_tag()",
+        f'{{m}}{lower}_page_tag().startswith("<script")',
+    )
 
 
 def make(d: Draw) -> Draft:
@@ -383,28 +440,32 @@ def test_payments_run_in_test_mode_without_a_key():
     # -- the web client: a service-role key beside the public anon key, and the bundle built from them --
     style = values.JwtStyle(f"{org}-auth", tuple(d.shuffled(values.JWT_CLAIMS)), d.pick(values.JWT_HEADERS))
     anon = values.jwt("anon", style).draw(d)
-    role = b.secret("jwt", values.jwt("service_role", style).draw(d), "WEB_SERVICE_ROLE_KEY", tier="shallow")
+    # Neutral names from one pool: which key is public shows only in its claims (`"role": "anon"`).
+    anon_name, role_name = d.sample(JWT_NAMES, 2)
+    role_env = "WEB_" + re.sub(r"(?<!^)(?=[A-Z])", "_", role_name).upper()
+    role = b.secret("jwt", values.jwt("service_role", style).draw(d), role_env, tier="shallow")
     ref = d.chars(LOWER, 20)
     config = f"{web}/src/config.js"
     b.decoy("public_key", anon, config)
+    order = d.shuffled([anon_name, role_name])
+    source = {anon_name: f'"{anon}"', role_name: b.slot(role, '"{}"', f"process.env.{role_env}")}
+    built = {anon_name: f'"{anon}"', role_name: b.slot(role, chr(34) + "{}" + chr(34), chr(34) * 2)}
     b.add(
         "Web client configuration",
         {
-            config: f'''// Runtime configuration of the web client; `npm run build` bundles it into dist/.
+            config: f"""// Runtime configuration of the web client; `npm run build` bundles it into dist/.
 export const clientConfig = {{
   apiUrl: process.env.WEB_API_URL || "https://api.{org}.example",
   authUrl: "https://{ref}.auth.{org}.example",
-  anonKey: "{anon}",
-  serviceRoleKey: {b.slot(role, '"{}"', "process.env.WEB_SERVICE_ROLE_KEY")},
-}};
-'''
+{"".join(f"  {name}: {source[name]},{chr(10)}" for name in order)}}};
+"""
         },
     )
     b.probes.append(Probe("web_config", "js", config, "clientConfig"))
     bundle = f"{web}/dist/app.min.js"
     b.add("Build the web client", {bundle: (
         f'(()=>{{const c={{apiUrl:"https://api.{org}.example",authUrl:"https://{ref}.auth.{org}.example",'
-        f'anonKey:"{anon}",serviceRoleKey:{b.slot(role, chr(34) + "{}" + chr(34), chr(34) * 2)}}};'
+        f'{",".join(f"{name}:{built[name]}" for name in order)}}};'
         'window.__CONFIG__=c;document.title="app"})();\n')})  # fmt: skip
     b.fix_extra[bundle] = None
     ignore.append(f"{web}/dist/")
@@ -487,6 +548,37 @@ jobs:
         ignore.append("deploy/docker/config.json")
 
     # -- the bulk ---------------------------------------------------------------------------------
+    # -- partner keys: one shape, one kind of name; what each is used for says which is secret --------
+    partners_path = f"services/{second}/app/{d.pick(('partners', 'integrations', 'upstream'))}.py"
+    chosen = d.sample(PARTNERS, 4)
+    uses = d.shuffled([*d.sample(SECRET_USES, d.int(1, 2)), *d.sample(PUBLIC_USES, 2)])[:4]
+    while len(uses) < 4:
+        uses.append(d.pick(PUBLIC_USES))
+    functions, constants, calls, checks = [], [], [], []
+    for partner, use in zip(chosen, uses, strict=True):
+        name, lower, value = f"{partner}_KEY", partner.lower(), d.chars(HEX, 32)
+        if use in SECRET_USES:
+            key = b.secret("generic_secret", value, f"{P[second]}{name}", tier="shallow")
+            constants.append(f"{name} = {b.py_slot(key)}\n")
+        else:
+            b.decoy("identifier", value, partners_path)
+            constants.append(f'{name} = "{value}"\n')
+        function, call, check = _use(use, name, lower, org)
+        functions.append(function)
+        calls.append(call)
+        checks.append(check)
+    b.add(f"{second}: partner integrations", {partners_path: (
+        f'"""Partner integrations of the {second} service."""\n\nimport hashlib\nimport hmac\nimport os\nimport uuid\n\n'
+        + "".join(constants) + "\n\n" + "\n\n".join(functions))})  # fmt: skip
+    b.probes.append(Probe(f"{second}_partners", "py", partners_path, "(" + ", ".join(calls) + ",)"))
+    b.test(
+        f'''
+def test_{second}_partner_integrations_are_well_formed():
+    partners = load("{partners_path}")
+'''
+        + "".join(f"    assert {check.format(m='partners.')}\n" for check in checks)
+    )
+
     for n in names:
         service_root = f"services/{n}"
         b.bulk.append((f"{n}: handlers", fill.handlers(d, service_root, n, d.int(4, 12))))
@@ -520,8 +612,8 @@ jobs:
         "## Configuration\n\nEach service reads its settings from environment variables named with the service's own "
         f"prefix followed by the setting's name in upper snake case ({services}); its settings module shows the ones it "
         "reads today. A value several services share is read by each of them from one variable: the webhook signing "
-        f"secret is `{shared_prefix}WEBHOOK_SECRET`. The web client reads `process.env.WEB_<NAME>` (`serviceRoleKey`: "
-        "`WEB_SERVICE_ROLE_KEY`). CI reads credentials from repository secrets named like their variables (the npm token: "
+        f"secret is `{shared_prefix}WEBHOOK_SECRET`. The web client reads `process.env.WEB_<NAME>` (`apiUrl`: "
+        "`WEB_API_URL`). CI reads credentials from repository secrets named like their variables (the npm token: "
         "`NPM_TOKEN`). Keys, state files, build output and registry logins are never committed: they come from the "
         "deployment's secret store.\n"
     )
