@@ -54,14 +54,14 @@ def _norm(line: str) -> str | None:
     return text if len(text) >= 3 and WORD.search(text) else None
 
 
-def required(plan: RepoPlan) -> tuple[Counter[str], dict[str, tuple[str, int]]]:
-    """The lines the gold fix keeps (normalised, with counts), and where each first sits in the original."""
+def required(plan: RepoPlan) -> tuple[Counter[str], dict[str, list[tuple[str, int]]]]:
+    """The lines the gold fix keeps (normalised, with counts), and where each sits in the original."""
     secrets = [v for s in plan.secrets for v in (s.value, *s.also)]
     gold = Counter(
         n for path, text in plan.fixed_tree().items() if not _exempt(path) for n in map(_norm, text.splitlines()) if n
     )
     original: Counter[str] = Counter()
-    where: dict[str, tuple[str, int]] = {}
+    where: dict[str, list[tuple[str, int]]] = {}
     for path, text in sorted(plan.tree().items()):
         if _exempt(path):
             continue
@@ -69,23 +69,28 @@ def required(plan: RepoPlan) -> tuple[Counter[str], dict[str, tuple[str, int]]]:
             n = _norm(line)
             if n and not any(v in line for v in secrets):
                 original[n] += 1
-                where.setdefault(n, (path, number))
+                where.setdefault(n, []).append((path, number))
     return original & gold, where
 
 
 def measure(plan: RepoPlan, tree: Mapping[str, bytes]) -> dict:
     """{"lines": share kept, "kept", "total", "decoys": [kept, total], "lost": [examples]}."""
     need, where = required(plan)
-    have = Counter(
-        n
+    lines = {
+        path: [n for n in map(_norm, data.decode("utf-8", "replace").splitlines()) if n]
         for path, data in tree.items()
         if not _exempt(path)
-        for n in map(_norm, data.decode("utf-8", "replace").splitlines())
-        if n
-    )
+    }
+    have = Counter(n for found in lines.values() for n in found)
+    present = {path: set(found) for path, found in lines.items()}
     kept = sum((need & have).values())
     total = sum(need.values())
-    lost = sorted(where[line] for line in (need - have))
+    # A lost line is shown where the original had it and the agent's file no longer does (a line
+    # shared by many files, `apiVersion: v1`, is lost from the file that was deleted or cut).
+    lost = sorted(
+        next(((p, i) for p, i in where[line] if line not in present.get(p, ())), where[line][0])
+        for line in (need - have)
+    )
     gold_text = "\n".join(plan.fixed_tree().values())
     original_text = "\n".join(plan.tree().values())
     decoys = [d for d in plan.decoys if d.value in gold_text and d.value in original_text and not _exempt(d.path)]

@@ -435,3 +435,21 @@ class TestRuntimeRequirements(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestLostLines(unittest.TestCase):
+    def test_a_lost_line_is_shown_in_the_file_that_lost_it(self):
+        """A line many files share (`apiVersion: v1`) lost by deleting one file is reported in that
+        file, not in the first file of the repository that has it."""
+        from redaction_pressure.audit import preservation
+        from redaction_pressure.audit.splits import plan_for
+
+        plan = plan_for("dev", 0, difficulty="expert")
+        fixed = {path: text.encode() for path, text in plan.fixed_tree().items()}
+        manifests = sorted(p for p, t in fixed.items() if p.endswith(".yaml") and b"apiVersion: v1" in t)
+        self.assertGreater(len(manifests), 2)
+        gone = manifests[-1]
+        measured = preservation.measure(plan, {p: t for p, t in fixed.items() if p != gone})
+        self.assertLess(measured["lines"], 1.0)
+        self.assertTrue(measured["lost"])
+        self.assertEqual({place.rsplit(":", 1)[0] for place in measured["lost"]}, {gone})
