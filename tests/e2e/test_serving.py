@@ -174,12 +174,16 @@ class TestServeEnv(unittest.TestCase):
         self.server.send_signal(signal.SIGTERM)
         self.assertEqual(self.server.wait(timeout=60), 0, self.server.stderr.read()[-3000:])
         time.sleep(1)
-        alive = [
-            pid
-            for pid in children
-            if Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
-        ]
+        alive = [pid for pid in children if _running(pid)]
         self.assertEqual(alive, [], "no worker outlives the server")
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` is a live process (not gone, not a zombie); one that exits while we read is gone."""
+    try:
+        return "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
 
 
 if __name__ == "__main__":
