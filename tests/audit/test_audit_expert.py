@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import gzip
 import json
 import re
@@ -161,6 +162,22 @@ class TestExpertPitfalls(unittest.TestCase):
         self.assertEqual(result.detection, 1.0)
         self.assertLess(result.health, 1.0)
 
+    def test_a_rotated_password_that_only_history_holds_must_go_too(self):
+        """The first version of the settings held an older database password: a rewrite that removes
+        only the values the working tree shows leaves it in history."""
+        plan = DEV[0]
+        rotated = next(s for s in plan.secrets if s.env.endswith("_OLD_DB_PASSWORD"))
+        self.assertFalse([t for t in plan.tree().values() if rotated.value in t])
+        self.assertTrue(
+            [t for c in plan.commits for _, t in c.files for v in (rotated.value, *rotated.also) if t and v in t]
+        )
+        sloppy = programs.oracle_script(
+            dataclasses.replace(plan, secrets=tuple(s for s in plan.secrets if s != rotated))
+        )
+        result = _played(plan, sloppy)
+        self.assertLess(result.detection, 1.0)
+        self.assertEqual(result.health, 1.0)
+
     def test_partner_keys_are_told_apart_by_their_use(self):
         """Four `<PARTNER>_KEY`s of one shape: reading the public ones (a page tag's site id, a widget
         folder, a UUID namespace) from the environment too breaks what they do."""
@@ -229,7 +246,8 @@ class TestOutputCap(unittest.TestCase):
         text = asyncio.run(tools.call("inspect_git_history", {}, 2))
         deep = [f.id for f in self.plan.findings if f.tier == "deep"]
         self.assertTrue(deep)
-        self.assertTrue(all(f"- {i}: " in text.split("Newly revealed findings:", 1)[1] for i in deep))
+        revealed = rest.split("Newly revealed findings:", 1)[-1] + text.split("Newly revealed findings:", 1)[1]
+        self.assertTrue(all(f"- {i}: " in revealed for i in deep))  # by the first call or the second
 
     def test_the_interceptor_clips_bash_results_and_leaves_the_gates_look(self):
         import verifiers.v1 as vf

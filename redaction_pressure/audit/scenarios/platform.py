@@ -234,7 +234,25 @@ def test_{first}_builds_its_database_url():
     assert settings["database_url"].endswith("/{first}")
     assert settings["pool_size"] == {pool}
 ''')
-    b.add(d.pick((f"{first}: database settings", f"Configure the {first} database", f"Add {first} settings")), files)
+    # The password was rotated once: the first version of the settings holds the old one, which only
+    # history shows now (a rotated credential's value is still a secret).
+    old_pw = PASSWORDS.draw(d)
+    rotated = b.secret("password", old_pw, f"{P[first]}OLD_DB_PASSWORD", tier="deep", history=True,
+                       also=(quote(old_pw, safe=""),))  # fmt: skip
+    before = settings_text
+    for name, slot in b.slots.items():
+        if slot.secret == db.id and f"«{name}»" in before:
+            leaky = (
+                slot.leaky.format(old_pw)
+                if "{}" in slot.leaky
+                else slot.leaky.replace(quote(pw, safe=""), quote(old_pw, safe=""))
+            )
+            before = before.replace(f"«{name}»", leaky)
+    assert old_pw in before or quote(old_pw, safe="") in before, rotated
+    before = before.replace(before.splitlines()[0], f'"""Settings of the {first} service."""', 1)
+    b.add(d.pick((f"{first}: database settings", f"Configure the {first} database", f"Add {first} settings")),
+          {settings_path: before})  # fmt: skip
+    b.late.append((d.pick((f"Rotate the {first} database password", f"{first}: new database password")), files))
     if d.chance(0.8):
         path = f"deploy/k8s/{first}/secret.yaml"
         b.add(
@@ -408,7 +426,7 @@ def test_deliveries_are_signed_and_verified():
 import os
 
 API_KEY = os.environ.get("{P[first]}STRIPE_KEY", "")
-SANDBOX_KEY = "{STRIPE_TEST_KEY}"  # the provider's documented test key (public)
+SANDBOX_KEY = "{STRIPE_TEST_KEY}"
 
 
 def active_key():
@@ -603,16 +621,33 @@ def test_{second}_partner_integrations_are_well_formed():
     vectors = f"vendor/{vendor_lib}/tests/vectors.json"
     b.decoy("example_key", RFC7515_KEY, vectors)
     b.bulk.append((f"Vendor {vendor_lib}", {**fill.vendored(d, vendor_lib), vectors: json.dumps(
-        {"source": "RFC 7515, appendix A.1 (published test vector)", "alg": "HS256", "k": RFC7515_KEY}, indent=2) + "\n"}))  # fmt: skip
+        {"source": "RFC 7515, appendix A.1", "alg": "HS256", "k": RFC7515_KEY}, indent=2) + "\n"}))  # fmt: skip
     b.bulk.append(("Documentation", fill.docs(d, f"the {org} platform", d.int(3, 8))))
     b.fix_extra[".gitignore"] = GITIGNORE + "".join(f"{line}\n" for line in dict.fromkeys(ignore))
 
-    services = ", ".join(f"`services/{n}` reads `{P[n]}<NAME>`" for n in names)
+    # The convention in the repository's own words; the first service's prefix is always written, the
+    # others' half the time (otherwise their settings modules show it: the variables they already read).
+    stated = [first] + [n for n in names[1:] if d.chance(0.5)]
+    listed = ", ".join(f"`services/{n}` reads `{P[n]}<NAME>`" for n in stated)
+    rest = (
+        "" if len(stated) == len(names) else "; the other services follow the same rule: their settings modules show it"
+    )
+    convention = d.pick((
+        f"Each service reads its settings from environment variables named with the service's own prefix followed by "
+        f"the setting's name in upper snake case ({listed}{rest}); its settings module shows the ones it reads today.",
+        f"Settings come from the environment. A service's variables carry its prefix, then the setting's name in "
+        f"upper snake case: {listed}{rest}. What a service reads today is in its `app/settings.py`.",
+        f"Nothing is configured in code: every service takes its settings from variables of its own prefix and the "
+        f"setting's name, upper-cased with underscores ({listed}{rest}).",
+    ))  # fmt: skip
+    shared = d.pick((
+        f"A value several services share is read by each of them from one variable: the webhook signing secret is "
+        f"`{shared_prefix}WEBHOOK_SECRET`.",
+        f"Values that services share use one variable for all of them (the webhook signing secret: "
+        f"`{shared_prefix}WEBHOOK_SECRET`).",
+    ))  # fmt: skip
     b.doc_text = (
-        "## Configuration\n\nEach service reads its settings from environment variables named with the service's own "
-        f"prefix followed by the setting's name in upper snake case ({services}); its settings module shows the ones it "
-        "reads today. A value several services share is read by each of them from one variable: the webhook signing "
-        f"secret is `{shared_prefix}WEBHOOK_SECRET`. The web client reads `process.env.WEB_<NAME>` (`apiUrl`: "
+        f"## Configuration\n\n{convention} {shared} The web client reads `process.env.WEB_<NAME>` (`apiUrl`: "
         "`WEB_API_URL`). CI reads credentials from repository secrets named like their variables (the npm token: "
         "`NPM_TOKEN`). Keys, state files, build output and registry logins are never committed: they come from the "
         "deployment's secret store.\n"
