@@ -257,6 +257,25 @@ def try_decode_layers(s, depth=0):
                 out += try_decode_layers(inner, depth + 1)
     return out
 
+PUBLIC = set()
+SECRET_USE = re.compile(r"(authori[sz]ation|bearer|api[-_]?key|x-[a-z-]*key|x-[a-z-]*token|hmac|\bsign|token|passw|secret|\bauth|login|encrypt|decrypt|jwt|credential|basic\s)", re.I)
+PUBLIC_USE = re.compile(r"(uuid|data-[a-z-]+=|<script|<img|<link|https?://[^\s\"']*\{|cdn|asset|namespace|\bhref|\bsrc=|widget|page_?tag|public|tracking|site_?id)", re.I)
+
+def py_public_only(name, t):
+    """True when every use of NAME in the module is public (ids, urls, page tags)."""
+    uses = []
+    for ln in t.splitlines():
+        if re.search(r"\b%s\b" % re.escape(name), ln) and not re.match(r"^\s*%s\s*(?::[^=]*)?=" % re.escape(name), ln):
+            uses.append(ln)
+    if not uses:
+        return False
+    for u in uses:
+        if SECRET_USE.search(u.replace(name, "")):
+            return False
+        if not PUBLIC_USE.search(u.replace(name, "")):
+            return False
+    return True
+
 def scan_text(t, path, depth=0, record=True):
     """Find secrets in text t (file at path). Returns list of found values."""
     found = []
@@ -290,6 +309,9 @@ def scan_text(t, path, depth=0, record=True):
         for m in re.finditer(r"\b([A-Za-z_][\w]*)\s*(?::\s*[\w\[\], .]+)?\s*=\s*[rbuf]?([\"'])([^\"'\n]{8,})\2", ln):
             name, v = m.group(1), m.group(3)
             if SECRET_NAME.search(name) and not DECOY_NAME.search(name) and not decoy_value(v, ctx):
+                if path.endswith(".py") and py_public_only(name, t):
+                    PUBLIC.add(v)
+                    continue
                 hit(v, "assign", name)
         # key: "value" (js / json / yaml)
         for m in re.finditer(r"[\"']?([A-Za-z_][\w.-]*)[\"']?\s*:\s*[\"']([^\"'\n]{8,})[\"']", ln):
@@ -379,6 +401,10 @@ for msg in MESSAGES:
 
 # remove secrets that are substrings of decoys?  keep as is.
 # drop secrets contained in other secrets only if they are PEM bodies (handled by PEM)
+for v in PUBLIC:
+    if v in SECRETS and SECRETS[v]["kind"] in ("assign", "kv", "yaml", "env"):
+        del SECRETS[v]
+log("public values kept:", sorted(PUBLIC))
 log("secrets found:", len(SECRETS))
 for v, info in SECRETS.items():
     log("  ", info["kind"], repr(v[:40]), sorted(info["paths"])[:4], info["names"][:2])

@@ -138,6 +138,12 @@ class RepoPlan:
     tags: tuple[tuple[str, int, str], ...] = ()
     """Annotated tags: (name, how many commits it holds, message). A message may hold a secret (a
     token pasted into release notes): only a rewrite of tag messages removes it."""
+    notes: tuple[tuple[int, str], ...] = ()
+    """Git notes (`refs/notes/commits`): (how many commits the noted commit's history holds, the note's text).
+    A note may hold a secret that no branch holds."""
+    stashes: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    """Stash entries made on top of `main` (`refs/stash`, oldest first): (message, files written over HEAD).
+    A stash may hold a secret that no branch holds."""
     history_mode: str = HISTORY_ALL
     """The history mode the plan was built for (`HISTORY_MODES`); its secrets' `history` flags follow it."""
 
@@ -210,9 +216,11 @@ def locate(
     tiers: dict[str, str],
     triggers: dict[str, str],
     path_tiers: dict[tuple[str, str], str],
+    beyond: tuple[dict[str, str], ...] = (),
 ) -> tuple[Finding, ...]:
     """One finding per (secret, file) holding it (its value or a form `also` lists) at HEAD, else per file
-    of the commit that added it."""
+    of the commit that added it, else per file of the first of `beyond` that holds it (what refs
+    outside the branches hold: a stash's files, a note as `refs/notes/commits`)."""
     head: dict[str, str] = {}
     history: list[dict[str, str]] = []
     for commit in commits:
@@ -222,6 +230,7 @@ def locate(
             else:
                 head[path] = text
         history.append(dict(head))
+    history += beyond
     findings: list[Finding] = []
     for secret in secrets:
         forms = (secret.value, *secret.also)
@@ -295,6 +304,9 @@ def plan_to_json(plan: RepoPlan) -> dict:
     data = asdict(plan)
     if not data["tags"]:
         del data["tags"]  # plans without annotated tags keep the shape (and digests) they had before tags existed
+    for key in ("notes", "stashes"):
+        if not data[key]:
+            del data[key]  # likewise for plans without notes or stashes
     return data
 
 
@@ -314,6 +326,8 @@ def plan_from_json(data: dict) -> RepoPlan:
         probes=tuple(Probe(**pr) for pr in data.get("probes", ())),
         refs=tuple((name, upto) for name, upto in data.get("refs", ())),
         tags=tuple((name, upto, message) for name, upto, message in data.get("tags", ())),
+        notes=tuple((upto, text) for upto, text in data.get("notes", ())),
+        stashes=tuple((message, tuple((p, t) for p, t in files)) for message, files in data.get("stashes", ())),
         history_mode=data.get("history_mode", HISTORY_ALL),
     )
 
@@ -323,5 +337,7 @@ def tools_plan_json(plan: RepoPlan) -> dict:
     no secret values (the tools recognise a secret by salted digests of its windows instead)."""
     data = plan_to_json(plan)
     data.update(seed=0, commits=[], decoys=[], fix=[], probes=[], refs=[], tags=[])
+    for key in ("notes", "stashes"):
+        data.pop(key, None)
     data["secrets"] = [{**s, "value": "", "also": []} for s in data["secrets"]]
     return data

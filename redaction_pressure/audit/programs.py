@@ -160,6 +160,10 @@ def materialize_input(plan: RepoPlan) -> bytes:
     payload = {"repo": REPO_DIR, "author": list(AUTHOR), "commits": commits, "refs": [list(r) for r in plan.refs]}
     if plan.tags:
         payload["tags"] = [list(t) for t in plan.tags]
+    if plan.notes:
+        payload["notes"] = [list(n) for n in plan.notes]
+    if plan.stashes:
+        payload["stashes"] = [[message, [list(f) for f in files]] for message, files in plan.stashes]
     return json.dumps(payload).encode()
 
 

@@ -121,6 +121,12 @@ def _first(predicate) -> object:
     return next(plan for plan in DEV if predicate(plan))
 
 
+def _changed_by_gold(plan, marker: str) -> str | None:
+    """The file whose text holds `marker` before the gold fix and not after it."""
+    fix = dict(plan.fix)
+    return next((path for path, t in plan.tree().items() if marker in t and marker not in (fix.get(path, t) or "")), None)
+
+
 STEPS = 20
 """Steps a played fix is scored at: what capable agents spent here (11-33 of 40). At one step the
 efficiency bonus (0.146) would cover one secret missed in eight (SPEC's total: capped at 1)."""
@@ -194,6 +200,36 @@ class TestExpertPitfalls(unittest.TestCase):
         )
         self.assertEqual(result.detection, 1.0)
         self.assertLess(result.health, 1.0)
+
+    def test_a_stash_and_a_note_hold_secrets_no_branch_holds(self):
+        """A forgotten stash holds a broker password and a deploy note a token: in the repository the
+        agent gets (`git stash list`, `git notes list`), cleaned by gold's rewrite of every ref, left by a
+        rewrite of only the values the branches show."""
+        plan = _first(lambda p: p.stashes and p.notes)
+        beyond = [s for s in plan.secrets if not [t for c in plan.commits for _, t in c.files if t and s.value in t]]
+        self.assertEqual({s.env.rsplit("_", 1)[-1] for s in beyond} & {"PASSWORD", "TOKEN"}, {"PASSWORD", "TOKEN"})
+        with LocalWorkspace(plan) as ws:
+            self.assertIn("stash@{0}", ws.bash("cd repo && git stash list").stdout)
+            shown = ws.bash("cd repo && git stash show -p && git notes list | while read n c; do git notes show $c; done").stdout
+            self.assertEqual([s.id for s in beyond if s.value not in shown], [])
+            # A stash is a merge commit: `git log --all -p` shows no patch of it (git stash show does).
+            self.assertEqual([s.env for s in beyond if s.value in ws.bash("cd repo && git log --all -p").stdout], ["DEPLOY_TOKEN"])
+        sloppy = programs.oracle_script(dataclasses.replace(plan, secrets=tuple(s for s in plan.secrets if s not in beyond)))
+        result = _played(plan, sloppy)
+        self.assertLess(result.detection, 1.0)
+        self.assertEqual(result.health, 1.0)
+
+    def test_a_secret_kept_base64_or_in_joined_literals_still_leaks(self):
+        """The receiving service may keep the shared secret base64-encoded, the web client may write its
+        service-role key as joined literals: a fix that leaves either form in place leaves the secret."""
+        for marker in ("base64.b64decode(", '." +\n'):
+            plan = _first(lambda p, m=marker: _changed_by_gold(p, m))
+            path = _changed_by_gold(plan, marker)
+            payload = base64.b64encode(plan.tree()[path].encode()).decode()
+            with self.subTest(form=marker, path=path):
+                kept = f"printf %s {payload} | base64 -d > {path} && git commit -qam kept\n"
+                result = _played(plan, programs.oracle_script(plan) + kept)
+                self.assertLess(result.detection, 1.0)
 
     def test_a_release_record_regenerated_without_the_password_is_clean(self):
         """The prompt allows regenerating an encoded record without its secret: what the new record

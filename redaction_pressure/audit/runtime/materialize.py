@@ -2,7 +2,8 @@
 
 Run as `python -c <this text> INPUT`; INPUT is the JSON `programs.materialize_input(plan)` wrote
 (deleted once read). Fixed authors and dates, so identical plans give identical commit ids;
-`refs` become branches (a name with `/`) or tags. Imports only the standard library.
+`refs` become branches (a name with `/`) or tags; `notes` git notes on the commits they name;
+`stashes` stash entries over the last commit. Imports only the standard library.
 
 The file's text after this docstring is the program, byte for byte (`programs` strips the
 docstring): it is run, never imported.
@@ -43,3 +44,14 @@ for name, upto in payload.get("refs", []):
 for name, upto, message in payload.get("tags", []):
     date = "%d +0000" % (1704110400 + 86400 * (upto - 1) + 3600)
     git("tag", "-a", name, "-m", message, shas[upto - 1], GIT_COMMITTER_DATE=date)
+for upto, text in payload.get("notes", []):
+    date = "%d +0000" % (1704110400 + 86400 * (upto - 1) + 7200)
+    git("notes", "add", "-m", text, shas[upto - 1], GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+for i, (message, files) in enumerate(payload.get("stashes", [])):
+    for path, text in files:
+        full = os.path.join(repo, path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+    date = "%d +0000" % (1704110400 + 86400 * len(shas) + 600 * (i + 1))
+    git("stash", "push", "-q", "-m", message, GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)

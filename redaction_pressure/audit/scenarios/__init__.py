@@ -123,6 +123,12 @@ def build(name: str, seed: int, history: str = HISTORY_ALL) -> RepoPlan:
             fix[path] = fixed
     fix.update(draft.fix_extra)
     commit_tuple = tuple(commits)
+    stashes = tuple(
+        (message, tuple((path, render(template, draft.slots, values_by_id, fixed=False)) for path, template in files.items()))
+        for message, files in draft.stashes
+    )
+    notes = tuple((upto + 1, text) for upto, text in draft.notes)
+    beyond = tuple(dict(files) for _, files in stashes) + tuple({"refs/notes/commits": text} for _, text in notes)
     plan = RepoPlan(
         scenario=name,
         difficulty=chosen.difficulty,
@@ -131,13 +137,15 @@ def build(name: str, seed: int, history: str = HISTORY_ALL) -> RepoPlan:
         brief=draft.brief,
         commits=commit_tuple,
         secrets=secrets,
-        findings=locate(name, commit_tuple, secrets, draft.tiers, draft.triggers, draft.path_tiers),
+        findings=locate(name, commit_tuple, secrets, draft.tiers, draft.triggers, draft.path_tiers, beyond),
         decoys=draft.decoys,
         tests=tuple(tests.items()),
         fix=tuple(sorted(fix.items())),
         probes=draft.probes,
         refs=tuple((name, upto + 1) for name, upto in draft.refs),
         tags=tuple((name, upto + 1, message) for name, upto, message in draft.tags),
+        notes=notes,
+        stashes=stashes,
         history_mode=history,
     )
     check(plan)

@@ -49,6 +49,10 @@ class Draft:
     """Tags and branches at older commits (`plan.RepoPlan.refs`), counted in the draft's commits."""
     tags: tuple[tuple[str, int, str], ...] = ()
     """Annotated tags (`plan.RepoPlan.tags`): (name, commit index as in `refs`, message)."""
+    notes: tuple[tuple[int, str], ...] = ()
+    """Git notes (`plan.RepoPlan.notes`): (commit index as in `refs`, text)."""
+    stashes: tuple[tuple[str, dict[str, str]], ...] = ()
+    """Stash entries over the last commit (`plan.RepoPlan.stashes`): (message, {path: template})."""
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,9 @@ class ExpertBuilder(Builder):
 
     doc_text: str = ""
     bulk: list[tuple[str, dict[str, str | None]]]
+    notes: list[tuple[str, str]]
+    """(message of the noted commit, the note's text)."""
+    stashes: list[tuple[str, dict[str, str]]]
 
     def documentation(self) -> str:
         return self.doc_text
@@ -127,6 +130,7 @@ def _use(use: str, name: str, lower: str, org: str) -> tuple[str, str, str]:
 def make(d: Draw) -> Draft:
     b = ExpertBuilder(d, "expert")
     b.bulk = []
+    b.notes, b.stashes = [], []
     org = d.pick(ORGS)
     shared_prefix = org.upper() + "_"
     names = d.sample(SERVICES, d.int(2, 3))
@@ -252,11 +256,11 @@ def test_{first}_builds_its_database_url():
     before = before.replace(before.splitlines()[0], f'"""Settings of the {first} service."""', 1)
     b.add(d.pick((f"{first}: database settings", f"Configure the {first} database", f"Add {first} settings")),
           {settings_path: before})  # fmt: skip
-    b.late.append((d.pick((f"Rotate the {first} database password", f"{first}: new database password")), files))
+    b.late.append((d.pick((f"{first}: settings cleanup", f"Update the {first} settings", f"{first}: configuration")), files))
     if d.chance(0.8):
         path = f"deploy/k8s/{first}/secret.yaml"
         b.add(
-            f"{first}: Kubernetes secret for the database",
+            d.pick((f"{first}: Kubernetes manifests", f"Deploy {first} to the cluster", f"{first}: database wiring")),
             {path: (f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: {first}-db\ntype: Opaque\ndata:\n"
                     f"  {P[first]}DB_PASSWORD: {b.slot(db, pw_b64, chr(34) * 2)}\n")},
         )  # fmt: skip
@@ -292,7 +296,7 @@ def test_{first}_builds_its_database_url():
             indent=2,
         )  # fmt: skip
         text = state.replace('"@PASSWORD@"', b.slot(db, '"{}"', '""')) + "\n"
-        b.add("Terraform: apply the database", {path: text})
+        b.add(d.pick(("Terraform: apply", "Infrastructure snapshot", "Terraform outputs")), {path: text})
         b.fix_extra[path] = None
         ignore.append("*.tfstate")
         ignore.append("*.tfstate.backup")
@@ -335,7 +339,7 @@ def test_{first}_builds_its_database_url():
         blob = release(pw)
         db = replace_also(b, db, secret_part(blob, [release(t) for t in twins(pw)]))
         path = f"ops/backups/sh.helm.release.v1.{first}.v{revision}.yaml"
-        b.add(f"Back up the {first} release record before the upgrade", {path: (
+        b.add(d.pick((f"Back up the {first} release before the upgrade", f"{first}: ops backups", "Ops: keep the last release")), {path: (
             f"# kubectl get secret sh.helm.release.v1.{first}.v{revision} -o yaml (taken before the upgrade)\n"
             f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: sh.helm.release.v1.{first}.v{revision}\n"
             f"  labels:\n    owner: helm\n    name: {first}\ntype: helm.sh/release.v1\ndata:\n"
@@ -352,6 +356,17 @@ def test_{first}_builds_its_database_url():
         tier="shallow",
     )
     b.slots["sign_import"] = Slot(signing.id, "", "import os\n")
+    # Half the time the receiving service keeps the shared secret base64-encoded, decoded at import:
+    # a search for the value misses it, a reader of the module sees it.
+    hidden = d.chance(0.5)
+    signing_b64 = base64.b64encode(signing.value.encode()).decode()
+    if hidden:
+        signing = replace_also(b, signing, signing_b64)
+    intake_value = (
+        b.slot(signing, f'base64.b64decode("{signing_b64}").decode()', f'os.environ.get("{signing.env}", "")')
+        if hidden
+        else b.py_slot(signing)
+    )
     body = b'{"event": "ping"}'
     hooks = f"{root}/app/webhooks.py"
     intake = f"services/{second}/app/{d.pick(('intake', 'receiver', 'inbound'))}.py"
@@ -380,12 +395,12 @@ def delivery_headers(body):
         {
             intake: f'''"""Webhooks the {second} service receives from {first}: checked before anything runs."""
 
-import hashlib
+{"import base64" + chr(10) if hidden else ""}import hashlib
 import hmac
 import os
 
 MAX_SKEW_SECONDS = int(os.environ.get("{P[second]}WEBHOOK_SKEW", "300"))
-WEBHOOK_SECRET = {b.py_slot(signing)}
+WEBHOOK_SECRET = {intake_value}
 
 
 def expected_signature(body):
@@ -450,7 +465,7 @@ def test_payments_run_in_test_mode_without_a_key():
         )
         day = f"20{d.int(24, 26)}-{d.int(1, 12):02d}-{d.int(1, 28):02d}"
         path = f"docs/incidents/{day}-payment-key.md"
-        b.add(f"Incident note: payment key rotation ({day})", {path: (
+        b.add(d.pick((f"Incident note {day}", f"Postmortem {day}", "Add an incident note")), {path: (
             f"# Incident {day}: payment key in a build log\n\nA failed deploy printed the live key "
             f"{b.slot(revoked, '`{}`', '(value removed)')} to the CI log. It was revoked within the hour; the new key is "
             f"read from `{P[first]}STRIPE_KEY` and never printed.\n\nFollow-up: mask secrets in CI output.\n")})  # fmt: skip
@@ -466,7 +481,16 @@ def test_payments_run_in_test_mode_without_a_key():
     config = f"{web}/src/config.js"
     b.decoy("public_key", anon, config)
     order = d.shuffled([anon_name, role_name])
-    source = {anon_name: f'"{anon}"', role_name: b.slot(role, '"{}"', f"process.env.{role_env}")}
+    if d.chance(0.5):
+        # The long key written across lines as joined literals (header, claims, signature): a search for
+        # the token misses the source; the bundle built from it holds it whole.
+        head, claims, signature = role.value.split(".")
+        role = replace_also(b, role, claims)
+        role = replace_also(b, role, signature)
+        joined = f'"{head}." +\n    "{claims}." +\n    "{signature}"'
+        source = {anon_name: f'"{anon}"', role_name: b.slot(role, joined, f"process.env.{role_env}")}
+    else:
+        source = {anon_name: f'"{anon}"', role_name: b.slot(role, '"{}"', f"process.env.{role_env}")}
     built = {anon_name: f'"{anon}"', role_name: b.slot(role, chr(34) + "{}" + chr(34), chr(34) * 2)}
     b.add(
         "Web client configuration",
@@ -560,7 +584,7 @@ jobs:
         auth = b.secret("base64_credential", credential, f"{shared_prefix}REGISTRY_AUTH", tier="deep",
                         also=(base64.b64decode(credential).decode(),), canary=f"basic:{who}")  # fmt: skip
         path = "deploy/docker/config.json"
-        b.add("CI registry login", {path: (
+        b.add(d.pick(("CI: docker setup", "Deployment tooling", "Add the docker configuration")), {path: (
             '{\n  "auths": {\n    "' + registry + '": {\n      "auth": ' + b.slot(auth, '"{}"', '""') + "\n    }\n  }\n}\n")})  # fmt: skip
         b.fix_extra[path] = None
         ignore.append("deploy/docker/config.json")
@@ -610,10 +634,24 @@ def test_{second}_partner_integrations_are_well_formed():
         )
         b.decoys.append(values_decoy(digest, f"deploy/k8s/{n}/deployment.yaml"))
         if n != first:
-            b.bulk.append((f"{n}: settings", {f"{service_root}/app/settings.py": (
-                f'"""Settings of the {n} service."""\n\nimport os\n\nLOG_LEVEL = os.environ.get("{P[n]}LOG_LEVEL", "info")\n'
-                f'QUEUE_URL = os.environ.get("{P[n]}QUEUE_URL", "amqp://queue.internal:5672")\n')}))  # fmt: skip
+            b.bulk.append((f"{n}: settings", {f"{service_root}/app/settings.py": other_settings(n, P[n])}))
     b.bulk.append(("Web components", fill.components(d, web, d.int(6, 16))))
+
+    # -- history outside the branches: a forgotten stash and a deploy note --------------------------
+    if d.chance(0.6):
+        # Work in progress on the second service's broker login, stashed and never committed.
+        queue_pw = values.PasswordPolicy(18, 24, "-_.").draw(d)
+        queue = b.secret("password", queue_pw, f"{P[second]}QUEUE_PASSWORD", tier="deep", history=True)
+        wip = other_settings(second, P[second], f"amqp://{second}:{queue.value}@queue.internal:5672")
+        b.stashes.append((d.pick(("wip", "try the new broker", f"{second}: broker switch")),
+                          {f"services/{second}/app/settings.py": wip}))  # fmt: skip
+    if d.chance(0.6):
+        # The release job notes each deploy on the commit it shipped; one note quotes the token it used.
+        deploy = b.secret("github_token", values.github_token("ghp_").draw(d), "DEPLOY_TOKEN", tier="deep", history=True)
+        b.notes.append(("Web client configuration", d.pick((
+            f"deployed to {region} by release-bot\nGH_TOKEN={deploy.value} (rotate after the freeze)",
+            f"Deploy {region}: ok\nran as release-bot with token {deploy.value}",
+        ))))  # fmt: skip
     b.bulk.append(("Web package", {f"{web}/package.json": json.dumps(
         {"name": f"@{org}/web", "version": f"1.{d.int(0, 9)}.{d.int(0, 9)}", "private": False,
          "scripts": {"build": "node build.mjs", "test": "node --test"}}, indent=2) + "\n"}))  # fmt: skip
@@ -647,7 +685,7 @@ def test_{second}_partner_integrations_are_well_formed():
         f"`{shared_prefix}WEBHOOK_SECRET`).",
     ))  # fmt: skip
     b.doc_text = (
-        f"## Configuration\n\n{convention} {shared} The web client reads `process.env.WEB_<NAME>` (`apiUrl`: "
+        f"{convention} {shared} The web client reads `process.env.WEB_<NAME>` (`apiUrl`: "
         "`WEB_API_URL`). CI reads credentials from repository secrets named like their variables (the npm token: "
         "`NPM_TOKEN`). Keys, state files, build output and registry logins are never committed: they come from the "
         "deployment's secret store.\n"
@@ -659,7 +697,16 @@ def test_{second}_partner_integrations_are_well_formed():
     )
     messages = [message for message, _ in draft.commits]
     placed = tuple((name, min(messages.index(at) + 1 + d.int(0, 3), len(messages)), text) for name, at, text in tags)
-    return dataclasses.replace(draft, tags=placed)
+    notes = tuple((messages.index(at) + 1, text) for at, text in b.notes)
+    return dataclasses.replace(draft, tags=placed, notes=notes, stashes=tuple(b.stashes))
+
+
+def other_settings(name: str, prefix: str, queue: str = "amqp://queue.internal:5672") -> str:
+    """The settings module of a service other than the first (`queue`: the broker URL it falls back to)."""
+    return (
+        f'"""Settings of the {name} service."""\n\nimport os\n\nLOG_LEVEL = os.environ.get("{prefix}LOG_LEVEL", "info")\n'
+        f'QUEUE_URL = os.environ.get("{prefix}QUEUE_URL", "{queue}")\n'
+    )
 
 
 def twins(value: str) -> list[str]:
