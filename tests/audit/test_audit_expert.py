@@ -231,6 +231,19 @@ class TestExpertPitfalls(unittest.TestCase):
                 result = _played(plan, programs.oracle_script(plan) + kept)
                 self.assertLess(result.detection, 1.0)
 
+    def test_an_env_file_a_script_sources_must_not_override_the_variable(self):
+        """A release job sources an env file of settings that also held a token: emptying the value there
+        (`VAR=`) overrides the environment the script should read; deleting the file loses its settings."""
+        plan = _first(lambda p: any(path.endswith(".env") for path in dict(p.fix)))
+        path, fixed = next((path, t) for path, t in plan.fix if path.endswith(".env"))
+        token = next(s for s in plan.secrets if s.env.endswith("_SEARCH_TOKEN"))
+        emptied = base64.b64encode((fixed + f"{token.env}=\n").encode()).decode()
+        for name, edit in (("emptied", f"printf %s {emptied} | base64 -d > {path}"), ("deleted", f"git rm -q {path}")):
+            with self.subTest(fix=name):
+                result = _played(plan, programs.oracle_script(plan) + f"{edit} && git commit -qam {name}\n")
+                self.assertEqual(result.detection, 1.0)
+                self.assertLess(result.health, 1.0)
+
     def test_a_release_record_regenerated_without_the_password_is_clean(self):
         """The prompt allows regenerating an encoded record without its secret: what the new record
         shares with the old (the gzip header, the record's public opening) is not a leak."""

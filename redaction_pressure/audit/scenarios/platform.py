@@ -621,6 +621,24 @@ def test_{second}_partner_integrations_are_well_formed():
         + "".join(f"    assert {check.format(m='partners.')}\n" for check in checks)
     )
 
+    # -- a release job that sources an env file: emptying the value there would override the environment --
+    if d.chance(0.7):
+        search = b.secret("generic_secret", values.generic_secret("base62", 40).draw(d), f"{P[second]}SEARCH_TOKEN",
+                          tier="shallow")  # fmt: skip
+        env_file = f"deploy/{second}/{d.pick(('release.env', 'job.env', 'search.env'))}"
+        script = f"scripts/{d.pick(('announce', 'index', 'publish'))}-{second}-release.sh"
+        replicas = d.int(2, 6)
+        lines = d.shuffled([f"SEARCH_REGION={region}\n", f"SEARCH_REPLICAS={replicas}\n",
+                            b.slot(search, f"{search.env}={{}}\n", "")])  # fmt: skip
+        b.add(d.pick((f"{second}: tell the search index about releases", f"{second}: release job", "Search index release hook")), {
+            env_file: f"# Settings of the {second} release job (read by {script}).\n" + "".join(lines),
+            script: (f"#!/usr/bin/env bash\n# Tells the search index that a release of {second} is out.\nset -euo pipefail\n"
+                     f'cd "$(dirname "$0")/.."\nsource {env_file}\n'
+                     f'curl -fsS -X POST "https://search.{org}.example/v1/releases?region=$SEARCH_REGION" '
+                     f'-H "Authorization: Bearer ${search.env}" -d "service={second}&replicas=$SEARCH_REPLICAS"\n'),
+        })  # fmt: skip
+        b.probes.append(Probe(f"release_{second}", "sh", script))
+
     for n in names:
         service_root = f"services/{n}"
         b.bulk.append((f"{n}: handlers", fill.handlers(d, service_root, n, d.int(4, 12))))
