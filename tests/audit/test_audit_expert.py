@@ -206,7 +206,8 @@ class TestExpertPitfalls(unittest.TestCase):
         agent gets (`git stash list`, `git notes list`), cleaned by gold's rewrite of every ref, left by a
         rewrite of only the values the branches show."""
         plan = _first(lambda p: p.stashes and p.notes)
-        beyond = [s for s in plan.secrets if not [t for c in plan.commits for _, t in c.files if t and s.value in t]]
+        committed = [t for c in plan.commits for _, t in c.files if t]
+        beyond = [s for s in plan.secrets if not [t for t in committed for v in (s.value, *s.also) if v in t]]
         self.assertEqual({s.env.rsplit("_", 1)[-1] for s in beyond} & {"PASSWORD", "TOKEN"}, {"PASSWORD", "TOKEN"})
         with LocalWorkspace(plan) as ws:
             self.assertIn("stash@{0}", ws.bash("cd repo && git stash list").stdout)
@@ -243,6 +244,17 @@ class TestExpertPitfalls(unittest.TestCase):
                 result = _played(plan, programs.oracle_script(plan) + f"{edit} && git commit -qam {name}\n")
                 self.assertEqual(result.detection, 1.0)
                 self.assertLess(result.health, 1.0)
+
+    def test_a_yaml_value_is_fixed_in_the_files_own_reference_style(self):
+        """mail.yaml's loader expands `${NAME}` and the file already reads its host that way: an emptied
+        password (`password: ""`) passes the tests but no longer logs in with the configured one."""
+        plan = _first(lambda p: any(path.endswith("config/mail.yaml") for path in dict(p.fix)))
+        path, fixed = next((path, t) for path, t in plan.fix if path.endswith("config/mail.yaml"))
+        self.assertRegex(fixed, r"password: \$\{[A-Z]+_SMTP_PASSWORD\}")
+        emptied = base64.b64encode(re.sub(r"password: .*", 'password: ""', fixed).encode()).decode()
+        result = _played(plan, programs.oracle_script(plan) + f"printf %s {emptied} | base64 -d > {path} && git commit -qam emptied\n")
+        self.assertEqual(result.detection, 1.0)
+        self.assertLess(result.health, 1.0)
 
     def test_a_release_record_regenerated_without_the_password_is_clean(self):
         """The prompt allows regenerating an encoded record without its secret: what the new record

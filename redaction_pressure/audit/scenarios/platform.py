@@ -348,6 +348,54 @@ def test_{first}_builds_its_database_url():
         ignore.append("ops/backups/")
         b.path_tiers[(db.id, path)] = "deep"
 
+    # -- mail settings in YAML whose `${NAME}` references the loader expands: the file's own style ------
+    if d.chance(0.7):
+        smtp = b.secret("password", values.PasswordPolicy(18, 24, "-_.").draw(d), f"{P[first]}SMTP_PASSWORD", tier="shallow")
+        mail_yaml, mail_py = f"{root}/config/mail.yaml", f"{root}/app/mail.py"
+        port = d.pick((25, 465, 587, 2525))
+        fields = d.shuffled([f"  host: ${{{P[first]}SMTP_HOST}}\n", f"  port: {port}\n", f"  user: {first}-mailer\n",
+                             f"  password: {b.slot(smtp, '{}', '${' + smtp.env + '}')}\n"])  # fmt: skip
+        b.add(d.pick((f"{first}: outgoing mail", f"{first}: mail settings", "Send receipts by mail")), {
+            mail_yaml: (f"# Mail settings of the {first} service. Each ${{NAME}} is taken from the environment when the\n"
+                        f"# service starts.\nsmtp:\n" + "".join(fields) + f"sender: noreply@{org}.example\n"),
+            mail_py: f'''"""Mail settings of the {first} service: config/mail.yaml, with its ${{NAME}} references expanded."""
+
+import os
+import pathlib
+
+CONFIG = pathlib.Path(__file__).resolve().parents[1] / "config" / "mail.yaml"
+
+
+def load():
+    """The file as nested dicts (two levels), every ${{NAME}} replaced by the environment's value."""
+    settings, section = {{}}, None
+    for raw in os.path.expandvars(CONFIG.read_text()).splitlines():
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        key, _, value = raw.strip().partition(":")
+        if raw.startswith(" ") and section is not None:
+            settings[section][key] = value.strip()
+        elif value.strip():
+            settings[key] = value.strip()
+        else:
+            section = key
+            settings[section] = {{}}
+    return settings
+
+
+def smtp_login():
+    smtp = load()["smtp"]
+    return smtp["user"], smtp["password"]
+''',
+        })  # fmt: skip
+        b.probes.append(Probe(f"{first}_mail", "py", mail_py, "(load(), smtp_login())"))
+        b.test(f'''
+def test_{first}_reads_its_mail_settings():
+    mail = load("{mail_py}")
+    assert mail.load()["smtp"]["port"] == "{port}"
+    assert mail.smtp_login()[0] == "{first}-mailer"
+''')
+
     # -- the webhook signing secret both services share -----------------------------------------------
     signing = b.secret(
         "generic_secret",
