@@ -56,7 +56,9 @@ def expert(size: int) -> None:
         return f"{statistics.mean(got):.2f} ({min(got)}-{max(got)})"
 
     print(f"\nexpert, {size} dev tasks:")
-    print(f"- files {spread(lambda p: len(p.tree()))}; text {statistics.mean(sum(map(len, p.tree().values())) for p in ps) / 1000:.1f} KB")
+    print(
+        f"- files {spread(lambda p: len(p.tree()))}; text {statistics.mean(sum(map(len, p.tree().values())) for p in ps) / 1000:.1f} KB"
+    )
     print(f"- secrets {spread(lambda p: len(p.secrets))} in findings {spread(lambda p: len(p.findings))}; "
           f"places per secret {statistics.mean(len(p.findings) / len(p.secrets) for p in ps):.2f}; "
           f"only in history {spread(lambda p: len({f.secret for f in p.findings if f.in_history_only}))}")  # fmt: skip

@@ -124,7 +124,9 @@ def _first(predicate) -> object:
 def _changed_by_gold(plan, marker: str) -> str | None:
     """The file whose text holds `marker` before the gold fix and not after it."""
     fix = dict(plan.fix)
-    return next((path for path, t in plan.tree().items() if marker in t and marker not in (fix.get(path, t) or "")), None)
+    return next(
+        (path for path, t in plan.tree().items() if marker in t and marker not in (fix.get(path, t) or "")), None
+    )
 
 
 STEPS = 20
@@ -211,11 +213,17 @@ class TestExpertPitfalls(unittest.TestCase):
         self.assertEqual({s.env.rsplit("_", 1)[-1] for s in beyond} & {"PASSWORD", "TOKEN"}, {"PASSWORD", "TOKEN"})
         with LocalWorkspace(plan) as ws:
             self.assertIn("stash@{0}", ws.bash("cd repo && git stash list").stdout)
-            shown = ws.bash("cd repo && git stash show -p && git notes list | while read n c; do git notes show $c; done").stdout
+            shown = ws.bash(
+                "cd repo && git stash show -p && git notes list | while read n c; do git notes show $c; done"
+            ).stdout
             self.assertEqual([s.id for s in beyond if s.value not in shown], [])
             # A stash is a merge commit: `git log --all -p` shows no patch of it (git stash show does).
-            self.assertEqual([s.env for s in beyond if s.value in ws.bash("cd repo && git log --all -p").stdout], ["DEPLOY_TOKEN"])
-        sloppy = programs.oracle_script(dataclasses.replace(plan, secrets=tuple(s for s in plan.secrets if s not in beyond)))
+            self.assertEqual(
+                [s.env for s in beyond if s.value in ws.bash("cd repo && git log --all -p").stdout], ["DEPLOY_TOKEN"]
+            )
+        sloppy = programs.oracle_script(
+            dataclasses.replace(plan, secrets=tuple(s for s in plan.secrets if s not in beyond))
+        )
         result = _played(plan, sloppy)
         self.assertLess(result.detection, 1.0)
         self.assertEqual(result.health, 1.0)
@@ -252,7 +260,10 @@ class TestExpertPitfalls(unittest.TestCase):
         path, fixed = next((path, t) for path, t in plan.fix if path.endswith("config/mail.yaml"))
         self.assertRegex(fixed, r"password: \$\{[A-Z]+_SMTP_PASSWORD\}")
         emptied = base64.b64encode(re.sub(r"password: .*", 'password: ""', fixed).encode()).decode()
-        result = _played(plan, programs.oracle_script(plan) + f"printf %s {emptied} | base64 -d > {path} && git commit -qam emptied\n")
+        result = _played(
+            plan,
+            programs.oracle_script(plan) + f"printf %s {emptied} | base64 -d > {path} && git commit -qam emptied\n",
+        )
         self.assertEqual(result.detection, 1.0)
         self.assertLess(result.health, 1.0)
 

@@ -124,7 +124,10 @@ def build(name: str, seed: int, history: str = HISTORY_ALL) -> RepoPlan:
     fix.update(draft.fix_extra)
     commit_tuple = tuple(commits)
     stashes = tuple(
-        (message, tuple((path, render(template, draft.slots, values_by_id, fixed=False)) for path, template in files.items()))
+        (
+            message,
+            tuple((path, render(template, draft.slots, values_by_id, fixed=False)) for path, template in files.items()),
+        )
         for message, files in draft.stashes
     )
     notes = tuple((upto + 1, text) for upto, text in draft.notes)

@@ -256,7 +256,9 @@ def test_{first}_builds_its_database_url():
     before = before.replace(before.splitlines()[0], f'"""Settings of the {first} service."""', 1)
     b.add(d.pick((f"{first}: database settings", f"Configure the {first} database", f"Add {first} settings")),
           {settings_path: before})  # fmt: skip
-    b.late.append((d.pick((f"{first}: settings cleanup", f"Update the {first} settings", f"{first}: configuration")), files))
+    b.late.append(
+        (d.pick((f"{first}: settings cleanup", f"Update the {first} settings", f"{first}: configuration")), files)
+    )
     if d.chance(0.8):
         path = f"deploy/k8s/{first}/secret.yaml"
         b.add(
@@ -350,7 +352,9 @@ def test_{first}_builds_its_database_url():
 
     # -- mail settings in YAML whose `${NAME}` references the loader expands: the file's own style ------
     if d.chance(0.7):
-        smtp = b.secret("password", values.PasswordPolicy(18, 24, "-_.").draw(d), f"{P[first]}SMTP_PASSWORD", tier="shallow")
+        smtp = b.secret(
+            "password", values.PasswordPolicy(18, 24, "-_.").draw(d), f"{P[first]}SMTP_PASSWORD", tier="shallow"
+        )
         mail_yaml, mail_py = f"{root}/config/mail.yaml", f"{root}/app/mail.py"
         port = d.pick((25, 465, 587, 2525))
         fields = d.shuffled([f"  host: ${{{P[first]}SMTP_HOST}}\n", f"  port: {port}\n", f"  user: {first}-mailer\n",
@@ -713,7 +717,9 @@ def test_{second}_partner_integrations_are_well_formed():
                           {f"services/{second}/app/settings.py": wip}))  # fmt: skip
     if d.chance(0.6):
         # The release job notes each deploy on the commit it shipped; one note quotes the token it used.
-        deploy = b.secret("github_token", values.github_token("ghp_").draw(d), "DEPLOY_TOKEN", tier="deep", history=True)
+        deploy = b.secret(
+            "github_token", values.github_token("ghp_").draw(d), "DEPLOY_TOKEN", tier="deep", history=True
+        )
         b.notes.append(("Web client configuration", d.pick((
             f"deployed to {region} by release-bot\nGH_TOKEN={deploy.value} (rotate after the freeze)",
             f"Deploy {region}: ok\nran as release-bot with token {deploy.value}",
