@@ -25,7 +25,7 @@ from pathlib import Path
 from redaction_pressure.audit import programs
 
 SENT_SHA256 = {
-    "MATERIALIZE": "7fad46c6ad283534dadf9fa567ce31bdda4beb49f70e7b23688314f40b390754",
+    "MATERIALIZE": "ff7eac1c8612c3586c4a4f7b65efb42b1f8c26c4eb15a442f52334cabae00160",
     "CLOSURE": "c6ff4234d2f8491c72cf8669b93f5074fc550352f308e425ce91a6d2f52f4e4b",
     "LISTING": "89547bf5ebd2fcc6fded5db763bf79624c48216c531b8c6d14b418c33ab3b802",
     "PRECOMPILE": "6c977a8c40e849bbc3e710bb01e1ebfb6f1e301f38bc7c666824164ab144f2b6",
