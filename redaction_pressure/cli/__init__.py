@@ -38,6 +38,7 @@ from redaction_pressure.cli import (
     report,
     score,
     serve,
+    serve_openenv,
     show,
 )
 from redaction_pressure.cli.common import PROG, UsageError
@@ -93,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {identity.version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (show, play, score, baselines, export, serve, eval, report):
+    for command in (show, play, score, baselines, export, serve, serve_openenv, eval, report):
         command.add(commands)
     for name, sub in commands.choices.items():
         sub.epilog = "examples:\n" + "\n".join(f"  {PROG} {line}" for line in EXAMPLES[name])
@@ -114,6 +115,10 @@ EXAMPLES = {
     "serve-env": [
         "serve-env --port 5000 --workers 2",
         "serve-env --host 0.0.0.0 --port 5000 --elastic --max-workers 8",
+    ],
+    "serve-openenv": [
+        "serve-openenv --taskset redaction-pressure --port 8000",
+        "serve-openenv --taskset secrets-audit --max-sessions 4",
     ],
     "eval": ["eval -n 8 -r 3", "eval --model MODEL --base-url http://127.0.0.1:8000/v1 --api-key-var OPENAI_API_KEY"],
     "report": [
