@@ -84,7 +84,9 @@ def token_for(host: str, token_var: str | None) -> str | None:
         if not token:
             raise UsageError(f"--token-var {token_var}: the variable is not set")
         if len(token) < MIN_TOKEN_CHARS:
-            raise UsageError(f"--token-var {token_var}: the token has {len(token)} characters; use at least {MIN_TOKEN_CHARS}")
+            raise UsageError(
+                f"--token-var {token_var}: the token has {len(token)} characters; use at least {MIN_TOKEN_CHARS}"
+            )
     if token is None and not ipaddress.IPv4Address(host).is_loopback:
         raise UsageError(
             f"serving on {host}, beyond loopback, needs --token-var NAME: this server runs shell commands for whoever reaches it"

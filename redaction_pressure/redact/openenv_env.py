@@ -54,7 +54,9 @@ class RedactionObservation(Observation):
     valid: bool | None = None
     redaction_errors: list[dict[str, Any]] = Field(default_factory=list)
     metrics: dict[str, Any] = Field(default_factory=dict)
-    seed: int | None = Field(default=None, description="the task's seed: at reset for public splits, at the end for private_eval")
+    seed: int | None = Field(
+        default=None, description="the task's seed: at reset for public splits, at the end for private_eval"
+    )
 
 
 class RedactionState(State):
@@ -167,7 +169,12 @@ class RedactionPressureEnvironment(Environment[RedactionAction, RedactionObserva
 
     @staticmethod
     def _describe(task: RedactionTask) -> dict[str, Any]:
-        return {"split": task.split, "index": task.index, "difficulty": task.difficulty, "identity": dict(task.identity)}
+        return {
+            "split": task.split,
+            "index": task.index,
+            "difficulty": task.difficulty,
+            "identity": dict(task.identity),
+        }
 
     # -- OpenEnv's task provider ------------------------------------------------------------------
 

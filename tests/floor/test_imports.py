@@ -169,6 +169,27 @@ class TestFloors(unittest.TestCase):
         self.assertEqual(sorted(found - ADAPTERS), [])
         self.assertEqual(sorted(ADAPTERS - found), [], "an adapter that no longer imports verifiers: drop it")
 
+    def test_only_the_openenv_adapters_import_openenv_and_only_the_server_imports_them(self):
+        """openenv cannot share an environment with verifiers: one adapter per wing and the server import it,
+        and only `serve-openenv` imports the adapters (lazily), so every other command runs without openenv."""
+        importing = set()
+        for path in PACKAGE.rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                    if isinstance(node, ast.ImportFrom) and not node.level
+                    else []
+                )
+                if any(n.split(".")[0] == "openenv" for n in names):
+                    importing.add(_module_name(path))
+        adapters = {"redaction_pressure.audit.openenv_env", "redaction_pressure.redact.openenv_env"}
+        self.assertEqual(importing, {*adapters, "redaction_pressure.cli.serve_openenv"})
+        graph = import_graph()
+        users = sorted(m for m, targets in graph.items() if targets & adapters)
+        self.assertEqual(users, ["redaction_pressure.cli.serve_openenv"])
+
     def test_the_floor_check_finds_each_kind_of_crossing(self):
         """The check can fail: a floor module importing a wing, one wing importing the other, and a
         wing importing the CLI are each reported; a wing importing the floor is not."""
