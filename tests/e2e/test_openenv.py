@@ -182,7 +182,10 @@ def calls_for(index: int, plan) -> list[dict]:
     if kind == 1:
         # the oracle, then one secret written back in a new file: detection below 1
         leak = f"\ncd repo && printf '%s\\n' {shlex.quote(plan.secrets[0].value)} > notes.txt && git add notes.txt && git commit -qm 'Add notes'"
-        return [{"name": "inspect_git_history", "arguments": {}}, bash(programs.oracle_script(plan) + leak)]
+        return [
+            {"name": "inspect_git_history", "arguments": {}},
+            bash("(\n" + programs.oracle_script(plan) + "\n)" + leak),
+        ]
     return [bash("ls -la repo && git -C repo log --oneline | head -5")]
 
 
