@@ -33,8 +33,11 @@ import asyncio
 import dataclasses
 import os
 import subprocess
+import threading
 from typing import Any
 
+from openenv.core.client_types import StepResult
+from openenv.core.env_client import EnvClient
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 from pydantic import Field, model_validator
@@ -202,6 +205,9 @@ class PodmanBox:
         except subprocess.TimeoutExpired:
             return Ran(124, "", f"timed out after {timeout:g} s", True)
         timed_out = done.returncode in (124, 137)
+        # What the command left running goes with it, as in the local box: no process of the agent
+        # outlives its step to race the grade that follows (`kill -9 -1` as the agent: all of its own).
+        ws.runtime._exec(["bash", "-c", "kill -9 -1"], env, ws.agent, timeout=60)
         return Ran(
             done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"), timed_out
         )
@@ -234,6 +240,19 @@ def _kill_group(pid: int) -> None:
 
 
 BOXES = {"podman": PodmanBox, "local": LocalBox}
+_OPEN: set = set()
+"""The boxes of this process's live sessions (`close_all` removes them when the server stops)."""
+_OPEN_LOCK = threading.Lock()
+
+
+def close_all() -> None:
+    """Remove every live session's box: the server calls it on its way out (SIGTERM, Ctrl-C), so no
+    container or workspace outlives it, whatever its clients did."""
+    with _OPEN_LOCK:
+        boxes = list(_OPEN)
+        _OPEN.clear()
+    for box in boxes:
+        box.close()
 
 
 def plan_for(split: str | None, index: int | None, seed: int | None, difficulty: str, history: str) -> RepoPlan:
@@ -287,6 +306,8 @@ class SecretsAuditEnvironment(Environment[AuditAction, AuditObservation, AuditSt
             )
         self._close_box()
         self._box = BOXES[self.SANDBOX](plan)
+        with _OPEN_LOCK:
+            _OPEN.add(self._box)
         self._plan, self._calls, self._done = plan, [], False
         self._tools = AuditTools(plan, agent=self._box.agent, grader=self._box.grader, toolchain=self._box.toolchain,
                                  command_timeout=COMMAND_TIMEOUT)  # fmt: skip
@@ -301,7 +322,7 @@ class SecretsAuditEnvironment(Environment[AuditAction, AuditObservation, AuditSt
             system_prompt=shown.system,
             observation=shown.user,
             task=dict(self._task),
-            visible_secrets=[_finding(f, False) for f in plan.findings if f.tier == "surface"],
+            visible_secrets=[_finding(f) for f in plan.findings if f.tier == "surface"],
             hidden_count_hint=sum(1 for f in plan.findings if f.tier != "surface"),
             step_budget=plan.budget,
             steps_remaining=plan.budget,
@@ -331,18 +352,18 @@ class SecretsAuditEnvironment(Environment[AuditAction, AuditObservation, AuditSt
         if action.command is not None:
             ran = box.run(["bash", "-c", action.command], COMMAND_TIMEOUT)
             text = ran.stdout + ran.stderr + (f"\n[timed out after {COMMAND_TIMEOUT} s]" if ran.timed_out else "")
-            return _result("bash", ran, clip(text, plan.output_cap))
+            return _result("bash", ran, clip(text, plan.output_cap), plan.output_cap)
         if action.tool == "edit":
             args = {k: action.args.get(k) for k in ("path", "old_str", "new_str")}
             if not all(isinstance(v, str) for v in args.values()):
                 text = "error: edit needs 'path', 'old_str' and 'new_str' as strings"
-                return _result("edit", Ran(2, "", text, False), text)
+                return _result("edit", Ran(2, "", text, False), text, plan.output_cap)
             ran = box.run(["python3", "-c", EDIT, args["path"], args["old_str"], args["new_str"]], COMMAND_TIMEOUT)
             text = clip(ran.stdout + ran.stderr, plan.output_cap)
-            return _result("edit", ran, text)
+            return _result("edit", ran, text, plan.output_cap)
         text = asyncio.run(self._tools.call(action.tool, action.args, steps))
         code = 1 if text.startswith("error:") else 0
-        return _result(action.tool, Ran(code, text, "", False), text)
+        return _result(action.tool, Ran(code, text, "", False), text, plan.output_cap)
 
     def _observe(self, result: dict[str, Any], steps: int) -> AuditObservation:
         """The session after a step: the `status` tool's grade and heuristics, on the repository as it is now."""
@@ -403,6 +424,8 @@ class SecretsAuditEnvironment(Environment[AuditAction, AuditObservation, AuditSt
     def _close_box(self) -> None:
         box, self._box = self._box, None
         if box is not None:
+            with _OPEN_LOCK:
+                _OPEN.discard(box)
             box.close()
 
     def get_metadata(self) -> EnvironmentMetadata:
@@ -446,12 +469,14 @@ def _size(split: str) -> int:
     return sizes[split]
 
 
-def _finding(f, fixed: bool) -> dict[str, Any]:
-    return {"id": f.id, "path": f.path, "line": f.line, "kind": f.kind, "tier": f.tier, "fixed": fixed, "left": ""}
+def _finding(f) -> dict[str, Any]:
+    """A surface finding as `status.observe` lists a visible one, before anything is fixed."""
+    return {"id": f.id, "path": f.path, "line": f.line, "kind": f.kind, "tier": f.tier, "fixed": False, "left": ""}
 
 
-def _result(action: str, ran: Ran, text: str) -> dict[str, Any]:
-    return {"action": action, "exit_code": ran.exit_code, "stdout": ran.stdout[: len(text)], "stderr": ran.stderr[:4096],
+def _result(action: str, ran: Ran, text: str, cap: int | None) -> dict[str, Any]:
+    """`last_result` (each stream cut to the level's cap) with `text`, what the agent reads."""
+    return {"action": action, "exit_code": ran.exit_code, "stdout": clip(ran.stdout, cap), "stderr": clip(ran.stderr, cap),
             "timed_out": ran.timed_out, "text": text}  # fmt: skip
 
 
@@ -483,13 +508,7 @@ def environment_factory(sandbox: str) -> type[SecretsAuditEnvironment]:
 # -- the client ------------------------------------------------------------------------------------
 
 
-def _client_base():
-    from openenv.core.env_client import EnvClient
-
-    return EnvClient
-
-
-class SecretsAuditEnv(_client_base()):
+class SecretsAuditEnv(EnvClient):
     """OpenEnv's WebSocket client for secrets-audit: `reset(split=, index=, difficulty=)`, then
     `step(AuditAction(command=...))` or `step(AuditAction(tool="inspect_file", args={"path": ...}))`;
     results are `StepResult[AuditObservation]`."""
@@ -498,8 +517,6 @@ class SecretsAuditEnv(_client_base()):
         return action.model_dump(exclude={"metadata"}, exclude_none=True)
 
     def _parse_result(self, payload: dict[str, Any]):
-        from openenv.core.client_types import StepResult
-
         fields = dict(payload.get("observation") or {})
         fields.update(done=payload.get("done", False), reward=payload.get("reward"))
         return StepResult(

@@ -33,6 +33,8 @@ from redaction_pressure.cli.common import PROG, UsageError
 
 TASKSETS = (common.TASKSET, common.AUDIT_TASKSET)
 MIN_TOKEN_CHARS = 24
+GRACE = 5
+"""Seconds a stopping server waits for open sessions before it removes their boxes."""
 OPENENV_HINT = (
     "serve-openenv needs the openenv package, which cannot share an environment with verifiers: "
     "run it from the OpenEnv project (uv run --project servers/openenv redaction-pressure serve-openenv ...)"
@@ -156,7 +158,10 @@ def run(args: argparse.Namespace, out, err) -> int:
 async def _serve(app, host: str, port: int, taskset: str, sessions: int) -> int:
     import uvicorn
 
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", ws_max_size=1 << 20)
+    # A session mid-command keeps its WebSocket open: shutdown waits GRACE s for it, then the
+    # boxes are removed under it (which ends the command), so SIGTERM never leaves one behind.
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", ws_max_size=1 << 20,
+                            timeout_graceful_shutdown=GRACE)  # fmt: skip
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())
     while not server.started:
@@ -167,7 +172,13 @@ async def _serve(app, host: str, port: int, taskset: str, sessions: int) -> int:
         await asyncio.sleep(0.05)
     bound = server.servers[0].sockets[0].getsockname()[1] if server.servers else port
     print(f"ready http://{host}:{bound} taskset={taskset} sessions={sessions}", flush=True)
-    await serving
+    try:
+        await serving
+    finally:
+        if taskset == common.AUDIT_TASKSET:
+            from redaction_pressure.audit.openenv_env import close_all
+
+            await asyncio.to_thread(close_all)
     return 0
 
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from openenv.core.client_types import StepResult
+from openenv.core.env_client import EnvClient
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 from pydantic import Field
@@ -206,13 +208,7 @@ def _size(split: str) -> int:
 # -- the client ------------------------------------------------------------------------------------
 
 
-def _client_base():
-    from openenv.core.env_client import EnvClient
-
-    return EnvClient
-
-
-class RedactionPressureEnv(_client_base()):
+class RedactionPressureEnv(EnvClient):
     """OpenEnv's WebSocket client for this environment: `reset(split=, index=, difficulty=)` then
     `step(RedactionAction(reply=...))`; results are `StepResult[RedactionObservation]`."""
 
@@ -220,8 +216,6 @@ class RedactionPressureEnv(_client_base()):
         return action.model_dump(exclude={"metadata"})
 
     def _parse_result(self, payload: dict[str, Any]):
-        from openenv.core.client_types import StepResult
-
         fields = dict(payload.get("observation") or {})
         fields.update(done=payload.get("done", False), reward=payload.get("reward"))
         return StepResult(

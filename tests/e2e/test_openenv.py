@@ -75,9 +75,10 @@ class Server:
             raise AssertionError(f"serve-openenv did not start: {line!r} {self.proc.stderr.read()[-2000:]}")
         self.url = line.split()[1]
 
-    def play(self, episodes: list[dict], timeout: float = 1800) -> list[dict]:
+    def play(self, episodes: list[dict], timeout: float = 1800, parallel: bool = False) -> list[dict]:
         done = subprocess.run(
-            [openenv_python(), str(DRIVER), self.url], input=json.dumps(episodes), capture_output=True, text=True,
+            [openenv_python(), str(DRIVER), self.url, *(["--parallel"] if parallel else [])],
+            input=json.dumps(episodes), capture_output=True, text=True,
             cwd=ROOT, timeout=timeout,
         )  # fmt: skip
         if done.returncode:
@@ -85,6 +86,10 @@ class Server:
         return json.loads(done.stdout)
 
     def close(self) -> str:
+        """Stop it with SIGTERM (SIGKILL after 30 s); its stderr. Closing twice is closing once."""
+        if getattr(self, "closed", False):
+            return ""
+        self.closed = True
         self.proc.terminate()
         try:
             _, err = self.proc.communicate(timeout=30)
@@ -286,6 +291,150 @@ class TestSecretsAuditOverOpenEnv(unittest.TestCase):
         self.assertIn("the command is empty", empty["error"])
         self.assertIn("is not a file in the repository", outside["observation"]["observation"])
         self.assertNotIn("root:x:0:0", json.dumps(outside))
+
+
+class TestSecretsAuditInPodman(unittest.TestCase):
+    """The default sandbox: each session in a container of its own, the agent unprivileged, attacked from its shell."""
+
+    @classmethod
+    def setUpClass(cls):
+        from redaction_pressure.audit import container
+
+        reason = container.available()
+        if reason:
+            raise AssertionError(f"the podman sandbox cannot be tested: {reason}")
+        if not container.has_image():
+            container.build_image()
+        cls.server = Server("--taskset", "secrets-audit", "--max-sessions", "3",
+                            env={shared_splits.PRIVATE_ENV: SECRET})  # fmt: skip
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.close()
+
+    def test_the_gold_fix_scores_as_on_the_local_path(self):
+        """The oracle on a history scenario (dev 3) scores 1.0; a refused edit is an error the agent reads."""
+        plan = audit_splits.plan_for("dev", 3)
+        (got,) = self.server.play([{"taskset": "secrets-audit", "reset": {"split": "dev", "index": 3}, "actions": [
+            {"tool": "edit", "args": {"path": "repo/README.md", "old_str": "no such text", "new_str": "x"}},
+            {"command": programs.oracle_script(plan)}, {"tool": "submit"}]}])  # fmt: skip
+        self.assertNotIn("error", got, got.get("error"))
+        edit, _, last = got["steps"]
+        self.assertIn("old_str must appear exactly once", edit["observation"]["observation"])
+        self.assertTrue(last["done"])
+        self.assertEqual(last["reward"], 1.0, last["observation"]["grade"])
+        self.assertEqual(last["observation"]["grade"]["health"], 1.0)
+
+    def test_the_agent_reaches_no_secret_no_host_file_and_no_process_of_an_earlier_step(self):
+        """From the agent's shell: not root, no private secret in any environment it can read, none of the host's
+        files or this package, and a process it left running is gone at the next step."""
+        snoop = (
+            "id -u; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c PRIVATE_SEED; "
+            f"test -e {ROOT}/redaction_pressure && echo HOST-CODE-VISIBLE; "
+            "python3 -c 'import redaction_pressure' 2>/dev/null && echo PACKAGE-IMPORTABLE; "
+            "(setsid sleep 300 >/dev/null 2>&1 &); echo left-running"
+        )
+        after = "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done | grep -c '[s]leep 300'"
+        (got,) = self.server.play([{"taskset": "secrets-audit", "reset": {"split": "dev", "index": 0},
+                                     "actions": [{"command": snoop}, {"command": after}, {"tool": "submit"}]}])  # fmt: skip
+        self.assertNotIn("error", got, got.get("error"))
+        first, second, _ = (s["observation"]["last_result"]["stdout"] for s in got["steps"])
+        lines = first.split()
+        self.assertNotEqual(lines[0], "0", "the agent is not root")
+        self.assertEqual(lines[1], "0", "no readable environment names the private secret")
+        self.assertNotIn("HOST-CODE-VISIBLE", first)
+        self.assertNotIn("PACKAGE-IMPORTABLE", first)
+        self.assertIn("left-running", first)
+        self.assertEqual(second.strip(), "0", "the process left running was killed after its step")
+        self.assertNotIn(SECRET, json.dumps(got))
+
+    def test_a_server_stopped_mid_episode_leaves_no_container(self):
+        """SIGTERM while a session's command runs: the server exits and removes the session's container."""
+        from redaction_pressure.audit import container
+
+        import uuid
+
+        nonce = uuid.uuid4().hex
+        server = Server("--taskset", "secrets-audit", "--max-sessions", "1")
+        episode = {"taskset": "secrets-audit", "reset": {"split": "dev", "index": 0},
+                   "actions": [{"command": f"echo {nonce} > /tmp/box-name; sleep 600"}]}  # fmt: skip
+        driver = subprocess.Popen([openenv_python(), str(DRIVER), server.url], stdin=subprocess.PIPE,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)  # fmt: skip
+        driver.stdin.write(json.dumps([episode]))
+        driver.stdin.close()
+        try:
+            names = []
+            deadline = time.monotonic() + 600
+            while not names and time.monotonic() < deadline:
+                time.sleep(2)
+                listed = container.podman("ps", "--format", "{{.Names}}", timeout=60).stdout.decode().split()
+                for name in (n for n in listed if n.startswith("secrets-audit-")):
+                    read = container.podman("exec", name, "cat", "/tmp/box-name", timeout=60)
+                    if read.returncode == 0 and read.stdout.decode().strip() == nonce:
+                        names.append(name)
+            self.assertTrue(names, "the session's container never ran its command")
+            server.close()
+            self.assertIsNotNone(server.proc.returncode)
+            for name in names:
+                self.assertNotEqual(container.podman("container", "exists", name, timeout=60).returncode, 0, name)
+        finally:
+            server.close()
+            driver.kill()
+            driver.wait()
+
+    def test_a_session_cannot_read_another_sessions_workspace(self):
+        """Two sessions at once: what one writes in its workspace and home, the other finds nowhere."""
+        writer = {"taskset": "secrets-audit", "reset": {"split": "dev", "index": 1}, "actions": [
+            {"command": "echo MARK-OF-A > repo/mark-a.txt && echo MARK-OF-A > ~/mark-a.txt && echo written"},
+            {"command": "sleep 25; echo done"}, {"tool": "submit"}]}  # fmt: skip
+        reader = {"taskset": "secrets-audit", "reset": {"split": "dev", "index": 2}, "actions": [
+            {"command": "sleep 12; find / -xdev -name 'mark-a.txt' 2>/dev/null; "
+                        "grep -rls MARK-OF-A /home /tmp /work /var /root 2>/dev/null; echo searched"},
+            {"tool": "submit"}]}  # fmt: skip
+        a, b = self.server.play([writer, reader], parallel=True)
+        self.assertNotIn("error", a, a.get("error"))
+        self.assertNotIn("error", b, b.get("error"))
+        self.assertIn("written", a["steps"][0]["observation"]["last_result"]["stdout"])
+        found = b["steps"][0]["observation"]["last_result"]["stdout"]
+        self.assertEqual(found.strip(), "searched", found)
+
+
+class TestOpenEnvValidate(unittest.TestCase):
+    """`openenv validate` on each environment's package (servers/openenv/envs/*): the static level through its
+    CLI, the runtime level's graders through a provider that serves the environment on 127.0.0.1."""
+
+    PACKAGES = {"redaction-pressure": "redaction_pressure", "secrets-audit": "secrets_audit"}
+    UNAVAILABLE = ("grader not implemented in this build", "missing provider capabilities: network_policy")
+    """The only reasons a check may SKIP: openenv 0.10 has no grader for it, or it needs the Docker provider."""
+
+    def test_the_static_level_passes(self):
+        """openenv validate --level static: PASS, exit 0, for both packages."""
+        openenv = Path(openenv_python()).parent / "openenv"
+        for taskset, folder in self.PACKAGES.items():
+            with self.subTest(taskset=taskset):
+                done = subprocess.run([str(openenv), "validate", str(ROOT / "servers/openenv/envs" / folder), "--level", "static"],
+                                      capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
+                self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+                self.assertIn("Verdict: PASS", done.stdout)
+
+    def test_every_runtime_check_that_can_run_here_passes(self):
+        """Startup, reward well-formed, observation schema and state contract pass against the real server; every
+        other check is a SKIP for a reason outside the environment."""
+        for taskset, folder in self.PACKAGES.items():
+            with self.subTest(taskset=taskset):
+                done = subprocess.run(
+                    [openenv_python(), str(ROOT / "tests/support/openenv_validate.py"), str(ROOT / "servers/openenv/envs" / folder), taskset],
+                    capture_output=True, text=True, timeout=1200, stdin=subprocess.DEVNULL, cwd=ROOT,
+                )  # fmt: skip
+                self.assertEqual(done.returncode, 0, done.stderr[-2000:])
+                rows = {r["check"]: r for r in json.loads(done.stdout)["results"]}
+                for check in ("static.manifest", "runtime.startup", "runtime.reward_well_formed",
+                              "runtime.observation_schema", "runtime.state_contract"):  # fmt: skip
+                    self.assertEqual(rows[check]["status"], "pass", rows[check])
+                for check, row in rows.items():
+                    if row["status"] != "pass":
+                        self.assertEqual(row["status"], "skip", row)
+                        self.assertIn(row["evidence"][0], self.UNAVAILABLE, check)
 
 
 class TestServing(unittest.TestCase):

@@ -1,11 +1,12 @@
 """Drive an OpenEnv server with OpenEnv's own client; run in the OpenEnv project's environment.
 
-    python tests/support/openenv_driver.py URL < episodes.json > results.json
+    python tests/support/openenv_driver.py URL [--parallel] < episodes.json > results.json
 
 `episodes.json` is a list of episodes, each `{"taskset": "secrets-audit" | "redaction-pressure",
 "reset": {...}, "actions": [{...}, ...]}`; each action is the adapter's action as JSON. The
 output is one result per episode: the reset's observation and every step's `reward`, `done` and
-observation, or `{"error": "..."}` where the server refused a call. This file imports openenv,
+observation, or `{"error": "..."}` where the server refused a call. `--parallel` plays every
+episode at once, each in a session of its own. This file imports openenv,
 which cannot share an environment with verifiers: the suite runs it with the OpenEnv project's
 Python (servers/openenv/.venv) and reads its output.
 """
@@ -54,7 +55,14 @@ def play(url: str, episode: dict) -> dict:
 def main() -> int:
     url = sys.argv[1]
     episodes = json.load(sys.stdin)
-    json.dump([play(url, e) for e in episodes], sys.stdout)
+    if "--parallel" in sys.argv[2:]:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=len(episodes) or 1) as pool:
+            results = list(pool.map(lambda e: play(url, e), episodes))
+    else:
+        results = [play(url, e) for e in episodes]
+    json.dump(results, sys.stdout)
     return 0
 
 
