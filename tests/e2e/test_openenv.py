@@ -350,9 +350,9 @@ class TestSecretsAuditInPodman(unittest.TestCase):
 
     def test_a_server_stopped_mid_episode_leaves_no_container(self):
         """SIGTERM while a session's command runs: the server exits and removes the session's container."""
-        from redaction_pressure.audit import container
-
         import uuid
+
+        from redaction_pressure.audit import container
 
         nonce = uuid.uuid4().hex
         server = Server("--taskset", "secrets-audit", "--max-sessions", "1")
