@@ -299,11 +299,11 @@ class SecretsAuditEnvironment(Environment[AuditAction, AuditObservation, AuditSt
         history: str = "all",
         **_: Any,
     ) -> AuditObservation:
-        plan = plan_for(split, index, seed, difficulty, history)
         if split == "private_eval" and self.SANDBOX == "local":
             raise ValueError(
                 "private_eval runs only in the podman sandbox: --sandbox local puts the agent on this host"
             )
+        plan = plan_for(split, index, seed, difficulty, history)
         self._close_box()
         self._box = BOXES[self.SANDBOX](plan)
         with _OPEN_LOCK:

@@ -292,6 +292,11 @@ class TestSecretsAuditOverOpenEnv(unittest.TestCase):
         self.assertIn("is not a file in the repository", outside["observation"]["observation"])
         self.assertNotIn("root:x:0:0", json.dumps(outside))
 
+    def test_private_eval_is_refused_in_the_local_box(self):
+        """--sandbox local puts the agent on the evaluator's host: a private_eval reset is refused by name."""
+        (got,) = self.server.play([{"taskset": "secrets-audit", "reset": {"split": "private_eval", "index": 0}}])
+        self.assertIn("private_eval runs only in the podman sandbox", got["error"])
+
 
 class TestSecretsAuditInPodman(unittest.TestCase):
     """The default sandbox: each session in a container of its own, the agent unprivileged, attacked from its shell."""
@@ -447,6 +452,34 @@ class TestServing(unittest.TestCase):
         self.assertEqual(done.returncode, 2)
         self.assertIn("needs --token-var NAME", done.stderr)
         self.assertEqual(len(done.stderr.strip().splitlines()), 1)
+
+    def test_without_its_secret_private_eval_is_refused_and_sessions_are_bounded(self):
+        """No private secret: a private_eval reset names the variable. --max-sessions 1: of two clients at once,
+        one is served and the other told the server is full; the server goes on serving."""
+        server = Server("--taskset", "redaction-pressure", "--max-sessions", "1")
+        try:
+            (private,) = server.play(
+                [{"taskset": "redaction-pressure", "reset": {"split": "private_eval", "index": 0}}]
+            )
+            self.assertIn(shared_splits.PRIVATE_ENV, private["error"])
+            # A holds its session while B asks for one: B is told the server is full, whatever the timing.
+            both = (
+                "import sys\n"
+                "from redaction_pressure.redact.openenv_env import RedactionPressureEnv\n"
+                "a = RedactionPressureEnv(base_url=sys.argv[1]).sync(); a.connect(); a.reset(split='dev', index=0)\n"
+                "b = RedactionPressureEnv(base_url=sys.argv[1]).sync()\n"
+                "try:\n    b.connect(); b.reset(split='dev', index=1); print('SERVED')\n"
+                "except Exception as exc:\n    print(exc)\n"
+                "a.close()\n"
+            )
+            done = subprocess.run([openenv_python(), "-c", both, server.url], capture_output=True, text=True,
+                                  timeout=300, cwd=ROOT, stdin=subprocess.DEVNULL)  # fmt: skip
+            self.assertIn("CAPACITY_REACHED", done.stdout, done.stdout + done.stderr[-2000:])
+            (after,) = server.play([{"taskset": "redaction-pressure", "reset": {"split": "dev", "index": 2},
+                                     "actions": [{"reply": '{"rules": []}'}]}])  # fmt: skip
+            self.assertEqual(after["steps"][0]["reward"], 0.0)
+        finally:
+            server.close()
 
     def test_with_a_token_a_request_without_it_gets_401(self):
         """Every HTTP request and WebSocket handshake must carry the bearer token; the token is never printed."""
