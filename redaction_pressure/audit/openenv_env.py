@@ -255,8 +255,10 @@ def close_all() -> None:
         box.close()
 
 
-def plan_for(split: str | None, index: int | None, seed: int | None, difficulty: str, history: str) -> RepoPlan:
-    """The plan a reset names; ValueError with one line when it names none."""
+def plan_for(
+    split: str | None, index: int | None, seed: int | None, difficulty: str, history: str
+) -> tuple[str, int, RepoPlan]:
+    """(split, index, plan) of the task a reset names; ValueError with one line when it names none."""
     if seed is not None:
         if split not in (None, "train") or index is not None:
             raise ValueError("reset takes a seed or a split and index, not both (a seed is train task SEED)")
@@ -268,7 +270,7 @@ def plan_for(split: str | None, index: int | None, seed: int | None, difficulty:
     if history not in ("all", "seed"):
         raise ValueError(f"unknown history mode {history!r}; choose all or seed")
     audit_splits.check_index(split, index, difficulty)
-    return audit_splits.plan_for(split, index, history, difficulty)
+    return split, index, audit_splits.plan_for(split, index, history, difficulty)
 
 
 class SecretsAuditEnvironment(Environment[AuditAction, AuditObservation, AuditState]):
@@ -303,7 +305,7 @@ class SecretsAuditEnvironment(Environment[AuditAction, AuditObservation, AuditSt
             raise ValueError(
                 "private_eval runs only in the podman sandbox: --sandbox local puts the agent on this host"
             )
-        plan = plan_for(split, index, seed, difficulty, history)
+        split, index, plan = plan_for(split, index, seed, difficulty, history)
         self._close_box()
         self._box = BOXES[self.SANDBOX](plan)
         with _OPEN_LOCK:
@@ -311,8 +313,6 @@ class SecretsAuditEnvironment(Environment[AuditAction, AuditObservation, AuditSt
         self._plan, self._calls, self._done = plan, [], False
         self._tools = AuditTools(plan, agent=self._box.agent, grader=self._box.grader, toolchain=self._box.toolchain,
                                  command_timeout=COMMAND_TIMEOUT)  # fmt: skip
-        split = "train" if seed is not None else (split or "dev")
-        index = seed if seed is not None else (index or 0)
         self._task = {"split": split, "index": index, "difficulty": plan.difficulty, "scenario": plan.scenario,
                       "level": difficulty, "commitment": audit_splits.commitment(split, difficulty)}  # fmt: skip
         self._state = AuditState(episode_id=episode_id, split=split, index=index, difficulty=plan.difficulty,
@@ -387,7 +387,7 @@ class SecretsAuditEnvironment(Environment[AuditAction, AuditObservation, AuditSt
         obs = self._session(seen, result, done=True, reward=final.total)
         obs.grade = {"total": final.total, "detection": final.detection, "health": final.health,
                      "efficiency": final.efficiency, "steps": steps, "why_ended": why,
-                     "facts": _public_facts(facts, self._task)}  # fmt: skip
+                     "facts": _public_facts(facts)}  # fmt: skip
         self._close_box()
         return obs
 
@@ -480,7 +480,7 @@ def _result(action: str, ran: Ran, text: str, cap: int | None) -> dict[str, Any]
             "timed_out": ran.timed_out, "text": text}  # fmt: skip
 
 
-def _public_facts(facts: dict, task: dict) -> dict:
+def _public_facts(facts: dict) -> dict:
     """The grade's facts that name no secret value (ids, counts, reasons); private_eval's derived seed
     is not among them (the task's commitment is)."""
     keep = (
