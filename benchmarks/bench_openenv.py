@@ -17,8 +17,9 @@ A script, not a test: it prints one run's figures. Run it with the OpenEnv proje
    sandbox, half playing the gold fix and half inaction, plus one client that disconnects
    mid-episode; first quiet, then with a killer SIGKILLing a random `podman exec` below the
    server every `--kill-every` seconds (the sessions' commands and the grader's calls). Each
-   session must end with a reward or a one-line error; quiet rewards must equal the formula's
-   (gold: 1.0; inaction: 0.0); afterwards no container of the server is left.
+   session must end with a reward or a one-line error (a grade whose call into the box was killed
+   from outside is void: an error, not a 0); every reward must equal the formula's (gold: 1.0;
+   inaction: 0.0); afterwards no container of the server is left.
 """
 
 from __future__ import annotations
@@ -208,10 +209,11 @@ def bench_audit(count: int, kill_every: float) -> None:
         left_after = own_containers() - before
         rewards = {k: [r for kk, r in outcomes if kk == k] for k in ("gold", "inaction")}
         errors = [r for _, r in outcomes if isinstance(r, str)]
-        expected = all(r == 1.0 for r in rewards["gold"]) and all(r == 0.0 for r in rewards["inaction"])
+        scored = {k: [r for r in v if not isinstance(r, str)] for k, v in rewards.items()}
+        expected = all(r == 1.0 for r in scored["gold"]) and all(r == 0.0 for r in scored["inaction"])
         print(f"secrets-audit {label}: {count} sessions + 1 disconnecting, {wall:.0f} s, {kills} podman execs killed; "
               f"ended {len(outcomes)} of {count} ({len(errors)} with an error); gold rewards {rewards['gold']}; "
-              f"inaction rewards {rewards['inaction']}; {'as the formula says' if expected else 'NOT all as quiet'}; "
+              f"inaction rewards {rewards['inaction']}; {'every reward as the formula says' if expected else 'a reward NOT as the formula says'}; "
               f"containers left while serving {len(left_running)}, after the server stopped {len(left_after)}")  # fmt: skip
         for e in errors[:3]:
             print(f"  {e}")

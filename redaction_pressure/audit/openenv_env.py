@@ -191,6 +191,18 @@ class PodmanBox:
                 "python -c 'from redaction_pressure.audit import container; container.build_image()'"
             )
         self.workspace = container.PodmanWorkspace(plan)
+        self.killed = 0
+        """Calls into the box whose `podman` process on this host was killed by a signal: nothing in the
+        box can do that (the agent is unprivileged there), so a grade with one is void, not the agent's loss."""
+        exec_ = self.workspace.runtime._exec
+
+        def watched(*args, **kwargs):
+            done = exec_(*args, **kwargs)
+            if done.returncode < 0:
+                self.killed += 1
+            return done
+
+        self.workspace.runtime._exec = watched
         self.grader = self.workspace.runtime
         self.agent = _AsAgent(self.workspace)
         self.toolchain = self.workspace.toolchain
@@ -307,7 +319,15 @@ class SecretsAuditEnvironment(Environment[AuditAction, AuditObservation, AuditSt
             )
         split, index, plan = plan_for(split, index, seed, difficulty, history)
         self._close_box()
-        self._box = BOXES[self.SANDBOX](plan)
+        try:
+            self._box = BOXES[self.SANDBOX](plan)
+        except RuntimeError as exc:
+            if "sandbox" in str(exc):  # podman missing or its image: the message says what to do
+                raise
+            # NOTE: only the exception's type: a setup program's output could quote the task's files.
+            raise RuntimeError(f"setting up the task's box failed ({type(exc).__name__}); reset again") from None
+        except Exception as exc:  # noqa: BLE001 - one line the client reads, never a task's bytes
+            raise RuntimeError(f"setting up the task's box failed ({type(exc).__name__}); reset again") from None
         with _OPEN_LOCK:
             _OPEN.add(self._box)
         self._plan, self._calls, self._done = plan, [], False
@@ -368,7 +388,7 @@ class SecretsAuditEnvironment(Environment[AuditAction, AuditObservation, AuditSt
     def _observe(self, result: dict[str, Any], steps: int) -> AuditObservation:
         """The session after a step: the `status` tool's grade and heuristics, on the repository as it is now."""
         plan, box, tools = self._plan, self._box, self._tools
-        graded = asyncio.run(grading.grade(box.grader, plan, box.toolchain, 0, programs.TEST_TIMEOUT))
+        graded = self._grade(lambda: grading.grade(box.grader, plan, box.toolchain, 0, programs.TEST_TIMEOUT))
         facts = {**graded, "steps": steps}
         seen = audit_status.observe(plan, tools.announced, self._calls, facts)
         return self._session(seen, result, done=False, reward=seen.score.total)
@@ -377,7 +397,7 @@ class SecretsAuditEnvironment(Environment[AuditAction, AuditObservation, AuditSt
         """The episode's end: the final grade, as `finalize` records it and the reward reads it."""
         plan, box, tools = self._plan, self._box, self._tools
         steps = len(self._calls)
-        facts = asyncio.run(grading.grade(box.grader, plan, box.toolchain, steps, gold=box.gold))
+        facts = self._grade(lambda: grading.grade(box.grader, plan, box.toolchain, steps, gold=box.gold))
         facts["revealed"] = sorted(set(tools.announced) & {f.id for f in plan.findings})
         final = score(plan, facts)
         seen = audit_status.observe(plan, tools.announced, self._calls, facts)
@@ -390,6 +410,21 @@ class SecretsAuditEnvironment(Environment[AuditAction, AuditObservation, AuditSt
                      "facts": _public_facts(facts)}  # fmt: skip
         self._close_box()
         return obs
+
+    def _grade(self, grade) -> dict:
+        """`grade()`'s facts; a RuntimeError, ending the episode unscored, when a call of it into the box was
+        killed from this host (the grader fails closed on what it could not observe, which is right
+        against the agent and wrong for a fault outside the box: the trainer gets an error to discard)."""
+        box = self._box
+        before = getattr(box, "killed", 0)
+        facts = asyncio.run(grade())
+        if getattr(box, "killed", 0) > before:
+            self._done = True
+            self._state.done = True
+            self._close_box()
+            raise RuntimeError("a grader call into the session's box was killed from outside it: the grade is void "
+                               "and the episode ends unscored; reset for the next one")  # fmt: skip
+        return facts
 
     def _session(
         self, seen: audit_status.Status, result: dict[str, Any], done: bool, reward: float

@@ -387,6 +387,30 @@ class TestSecretsAuditInPodman(unittest.TestCase):
             driver.kill()
             driver.wait()
 
+    def test_a_grader_call_killed_from_outside_voids_the_episode_instead_of_scoring_it_0(self):
+        """A `podman` call of the grade killed by a signal on the host (nothing in the box can do that) ends the
+        episode with an error naming it, not with the 0 the grader's fail-closed verdict would give."""
+        script = (
+            "import subprocess\n"
+            "from redaction_pressure.audit import container\n"
+            "from redaction_pressure.audit.openenv_env import AuditAction, environment_factory\n"
+            "env = environment_factory('podman')()\n"
+            "env.reset(split='dev', index=0)\n"
+            "real = container.podman\n"
+            "def killed(*a, **k):\n"
+            "    done = real(*a, **k)\n"
+            "    return subprocess.CompletedProcess(done.args, -9, b'', b'')\n"
+            "container.podman = killed  # as if the host killed every podman call from now on\n"
+            "try:\n    env.step(AuditAction(tool='submit')); print('SCORED')\n"
+            "except RuntimeError as exc:\n    print(exc)\n"
+            "print('done' if env.state.done else 'open', 'box' if env._box else 'no-box')\n"
+        )
+        done = subprocess.run([openenv_python(), "-c", script], capture_output=True, text=True, timeout=900,
+                              cwd=ROOT, stdin=subprocess.DEVNULL)  # fmt: skip
+        self.assertIn("killed from outside it: the grade is void", done.stdout, done.stdout + done.stderr[-2000:])
+        self.assertNotIn("SCORED", done.stdout)
+        self.assertIn("done no-box", done.stdout)
+
     def test_a_session_cannot_read_another_sessions_workspace(self):
         """Two sessions at once: what one writes in its workspace and home, the other finds nowhere."""
         writer = {"taskset": "secrets-audit", "reset": {"split": "dev", "index": 1}, "actions": [
