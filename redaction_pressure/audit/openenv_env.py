@@ -546,7 +546,12 @@ def environment_factory(sandbox: str) -> type[SecretsAuditEnvironment]:
 class SecretsAuditEnv(EnvClient):
     """OpenEnv's WebSocket client for secrets-audit: `reset(split=, index=, difficulty=)`, then
     `step(AuditAction(command=...))` or `step(AuditAction(tool="inspect_file", args={"path": ...}))`;
-    results are `StepResult[AuditObservation]`."""
+    results are `StepResult[AuditObservation]`. A step runs a command and a grade (seconds, more on
+    expert and on a busy machine), so replies are awaited `message_timeout_s` (900 s by default;
+    OpenEnv's is 60)."""
+
+    def __init__(self, base_url: str | None = None, message_timeout_s: float = 900.0, **kwargs: Any) -> None:
+        super().__init__(base_url=base_url, message_timeout_s=message_timeout_s, **kwargs)
 
     def _step_payload(self, action: AuditAction) -> dict[str, Any]:
         return action.model_dump(exclude={"metadata"}, exclude_none=True)
