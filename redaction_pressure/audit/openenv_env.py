@@ -162,13 +162,7 @@ class LocalBox:
         env[shared_splits.PRIVATE_ENV] = ""
         proc = subprocess.Popen(argv, cwd=self.workspace.root, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
-        try:
-            out, err = proc.communicate(timeout=timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            _kill_group(proc.pid)
-            out, err = proc.communicate()
-            timed_out = True
+        out, err, timed_out = _capture(proc, timeout, lambda: _kill_group(proc.pid))
         _kill_group(proc.pid)  # what it left running in the background goes with it
         return Ran(proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"), timed_out)
 
@@ -209,14 +203,18 @@ class PodmanBox:
         self.gold = None  # the final grade makes gold's runs itself, before running any of the agent's code
 
     def run(self, argv: list[str], timeout: float) -> Ran:
+        from redaction_pressure.audit import container
+
         ws = self.workspace
-        wrapped = ["timeout", "-k", "2", str(int(timeout)), *argv]
         env = {"HOME": f"/home/{ws.agent}"}
-        try:
-            done = ws.runtime._exec(wrapped, env, ws.agent, timeout=timeout + 30)
-        except subprocess.TimeoutExpired:
-            return Ran(124, "", f"timed out after {timeout:g} s", True)
-        timed_out = done.returncode in (124, 137)
+        flags = [f"--env={k}={v}" for k, v in {"PATH": container.PATH, **env}.items()]
+        argv = ["podman", "exec", "--tty=false", "--user", ws.agent, "--workdir", container.WORKDIR, *flags,
+                ws.container, "timeout", "-k", "2", str(int(timeout)), *argv]  # fmt: skip
+        proc = subprocess.Popen(argv, env={**os.environ, "CONTAINERS_CONF": container.containers_conf()},
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        out, err, late = _capture(proc, timeout + 30, proc.kill)  # `timeout` in the box ends it first
+        done = subprocess.CompletedProcess(argv, proc.returncode, out, err)
+        timed_out = late or done.returncode in (124, 137)
         # What the command left running goes with it, as in the local box: no process of the agent
         # outlives its step to race the grade that follows (`kill -9 -1` as the agent: all of its own).
         ws.runtime._exec(["bash", "-c", "kill -9 -1"], env, ws.agent, timeout=60)
@@ -240,6 +238,49 @@ class _AsAgent:
         ws = self.workspace
         done = await asyncio.to_thread(ws.runtime._exec, argv, env, ws.agent)
         return Result(done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"))
+
+
+KEPT_BYTES = 262_144
+"""Bytes of each of a command's streams the server keeps (the agent reads at most the level's cap
+of them): the rest is read and dropped, so a command printing without end costs no memory."""
+
+
+def _capture(proc: subprocess.Popen, timeout: float, stop) -> tuple[bytes, bytes, bool]:
+    """(stdout, stderr, timed out) of `proc`: each stream's first `KEPT_BYTES`, the rest drained and
+    dropped; past `timeout` s `stop()` is called and what is left is drained for at most 10 s more."""
+    import selectors
+    import time
+
+    kept = {proc.stdout: bytearray(), proc.stderr: bytearray()}
+    with selectors.DefaultSelector() as sel:
+        for stream in kept:
+            sel.register(stream, selectors.EVENT_READ)
+        deadline, timed_out = time.monotonic() + timeout, False
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                if timed_out:
+                    break  # something still holds the pipes after the stop: give up on them
+                timed_out = True
+                stop()
+                deadline = time.monotonic() + 10
+                continue
+            for key, _ in sel.select(timeout=min(left, 1.0)):
+                chunk = os.read(key.fileobj.fileno(), 65_536)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                buf = kept[key.fileobj]
+                if len(buf) < KEPT_BYTES:
+                    buf += chunk[: KEPT_BYTES - len(buf)]
+    for stream in kept:
+        stream.close()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    return bytes(kept[proc.stdout]), bytes(kept[proc.stderr]), timed_out
 
 
 def _kill_group(pid: int) -> None:

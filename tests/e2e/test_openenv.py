@@ -292,6 +292,25 @@ class TestSecretsAuditOverOpenEnv(unittest.TestCase):
         self.assertIn("is not a file in the repository", outside["observation"]["observation"])
         self.assertNotIn("root:x:0:0", json.dumps(outside))
 
+    def test_a_command_printing_300_mb_costs_the_server_no_memory(self):
+        """The agent reads the level's cap of the output; the server keeps a bounded head of each stream and
+        drops the rest, so its peak memory barely moves."""
+
+        def peak_kib() -> int:
+            status = Path(f"/proc/{self.server.proc.pid}/status").read_text()
+            return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")))
+
+        before = peak_kib()
+        flood = "head -c 300000000 /dev/zero | tr '\\0' x; echo; echo last-line >&2"
+        (got,) = self.server.play([{"taskset": "secrets-audit", "reset": {"split": "dev", "index": 0},
+                                    "actions": [{"command": flood}, {"tool": "submit"}]}])  # fmt: skip
+        self.assertNotIn("error", got, got.get("error"))
+        step = got["steps"][0]["observation"]
+        self.assertEqual(step["last_result"]["exit_code"], 0)
+        self.assertLess(len(step["observation"]), 25_000)
+        self.assertIn("more characters", step["observation"])
+        self.assertLess(peak_kib() - before, 100 * 1024, "the server's peak memory grew by the output's size")
+
     def test_private_eval_is_refused_in_the_local_box(self):
         """--sandbox local puts the agent on the evaluator's host: a private_eval reset is refused by name."""
         (got,) = self.server.play([{"taskset": "secrets-audit", "reset": {"split": "private_eval", "index": 0}}])
