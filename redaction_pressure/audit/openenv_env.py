@@ -170,6 +170,10 @@ class LocalBox:
         self.workspace.close()
 
 
+class SandboxUnavailable(RuntimeError):
+    """The podman sandbox cannot run here (podman or its image is missing); the message says what to do."""
+
+
 class PodmanBox:
     """The task in a container of its own: the agent `agent`, the grader root (`container.PodmanWorkspace`)."""
 
@@ -178,9 +182,9 @@ class PodmanBox:
 
         reason = container.available()
         if reason:
-            raise RuntimeError(f"the podman sandbox is not available: {reason} (or serve with --sandbox local)")
+            raise SandboxUnavailable(f"the podman sandbox is not available: {reason} (or serve with --sandbox local)")
         if not container.has_image():
-            raise RuntimeError(
+            raise SandboxUnavailable(
                 f"the podman sandbox needs the image {container.IMAGE}: build it once with "
                 "python -c 'from redaction_pressure.audit import container; container.build_image()'"
             )
@@ -362,12 +366,10 @@ class SecretsAuditEnvironment(Environment[AuditAction, AuditObservation, AuditSt
         self._close_box()
         try:
             self._box = BOXES[self.SANDBOX](plan)
-        except RuntimeError as exc:
-            if "sandbox" in str(exc):  # podman missing or its image: the message says what to do
-                raise
-            # NOTE: only the exception's type: a setup program's output could quote the task's files.
-            raise RuntimeError(f"setting up the task's box failed ({type(exc).__name__}); reset again") from None
+        except SandboxUnavailable:
+            raise  # podman or its image is missing: the message says what to do
         except Exception as exc:  # noqa: BLE001 - one line the client reads, never a task's bytes
+            # NOTE: only the exception's type: a setup program's output could quote the task's files.
             raise RuntimeError(f"setting up the task's box failed ({type(exc).__name__}); reset again") from None
         with _OPEN_LOCK:
             _OPEN.add(self._box)
@@ -391,10 +393,10 @@ class SecretsAuditEnvironment(Environment[AuditAction, AuditObservation, AuditSt
         )
 
     def step(self, action: AuditAction, timeout_s: float | None = None, **_: Any) -> AuditObservation:
-        if self._plan is None or self._box is None:
-            raise RuntimeError("step before reset: reset the environment to get a task first")
         if self._done:
             raise RuntimeError("the episode is over: reset for the next task")
+        if self._plan is None or self._box is None:
+            raise RuntimeError("step before reset: reset the environment to get a task first")
         plan = self._plan
         if action.tool == "submit":
             return self._finish(None, "submitted: the repository is graded as the episode's end would grade it")

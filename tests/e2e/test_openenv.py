@@ -284,9 +284,10 @@ class TestSecretsAuditOverOpenEnv(unittest.TestCase):
         """An unknown tool, an empty command and a path outside the repository are answered, never served."""
         (got,) = self.server.play([{"taskset": "secrets-audit", "reset": {"split": "dev", "index": 0}, "actions": [
             {"tool": "rm_rf"}, {"command": "  "}, {"tool": "inspect_file", "args": {"path": "../../etc/passwd"}},
-            {"tool": "submit"}]}])  # fmt: skip
+            {"tool": "submit"}, {"command": "ls"}]}])  # fmt: skip
         self.assertNotIn("error", got, got.get("error"))
-        unknown, empty, outside, _ = got["steps"]
+        unknown, empty, outside, _, after_end = got["steps"]
+        self.assertIn("the episode is over", after_end["error"])
         self.assertIn("unknown tool 'rm_rf'", unknown["error"])
         self.assertIn("the command is empty", empty["error"])
         self.assertIn("is not a file in the repository", outside["observation"]["observation"])
