@@ -192,27 +192,33 @@ def bench_audit(count: int, kill_every: float) -> None:
 
         async def leave() -> None:
             env = SecretsAuditEnv(base_url=url, message_timeout_s=1800)
-            await env.connect()
-            await env.reset(split="dev", index=count)
-            await env.disconnect()  # mid-episode: the server must remove its box
+            try:
+                await env.connect()
+                await env.reset(split="dev", index=count)
+            except Exception as exc:  # noqa: BLE001 - the killer may strike its setup: an error is an ending
+                outcomes.append(("leaving", f"error: {str(exc).splitlines()[0][:160]}"))
+            finally:
+                await env.disconnect()  # mid-episode: the server must remove its box
 
         async def run() -> None:
             await asyncio.gather(*(play(i) for i in range(count)), leave())
 
         t0 = time.monotonic()
-        asyncio.run(run())
-        wall = time.monotonic() - t0
-        kills = killer.stop() if killer else 0
-        time.sleep(5)
-        left_running = own_containers() - before
-        stop(proc)
+        try:
+            asyncio.run(run())
+        finally:
+            wall = time.monotonic() - t0
+            kills = killer.stop() if killer else 0
+            time.sleep(5)
+            left_running = own_containers() - before
+            stop(proc)
         left_after = own_containers() - before
-        rewards = {k: [r for kk, r in outcomes if kk == k] for k in ("gold", "inaction")}
+        rewards = {k: [r for kk, r in outcomes if kk == k] for k in ("gold", "inaction", "leaving")}
         errors = [r for _, r in outcomes if isinstance(r, str)]
         scored = {k: [r for r in v if not isinstance(r, str)] for k, v in rewards.items()}
         expected = all(r == 1.0 for r in scored["gold"]) and all(r == 0.0 for r in scored["inaction"])
         print(f"secrets-audit {label}: {count} sessions + 1 disconnecting, {wall:.0f} s, {kills} podman execs killed; "
-              f"ended {len(outcomes)} of {count} ({len(errors)} with an error); gold rewards {rewards['gold']}; "
+              f"ended {len(rewards['gold']) + len(rewards['inaction'])} of {count} ({len(errors)} errors, the leaving client's included); gold rewards {rewards['gold']}; "
               f"inaction rewards {rewards['inaction']}; {'every reward as the formula says' if expected else 'a reward NOT as the formula says'}; "
               f"containers left while serving {len(left_running)}, after the server stopped {len(left_after)}")  # fmt: skip
         for e in errors[:3]:
