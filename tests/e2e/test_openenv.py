@@ -449,12 +449,15 @@ class TestSecretsAuditInPodman(unittest.TestCase):
 
 
 class TestOpenEnvValidate(unittest.TestCase):
-    """`openenv validate` on each environment's package (servers/openenv/envs/*): the static level through its
-    CLI, the runtime level's graders through a provider that serves the environment on 127.0.0.1."""
+    """`openenv validate` on each environment's package (servers/openenv/envs/*): the static level through its CLI;
+    every level through the validator's own Docker provider, podman standing in for Docker
+    (servers/openenv/validate.py: it builds the package's image, starts it read-only, unprivileged and without
+    network, plays the runtime plan and measures the network from outside)."""
 
     PACKAGES = {"redaction-pressure": "redaction_pressure", "secrets-audit": "secrets_audit"}
-    UNAVAILABLE = ("grader not implemented in this build", "missing provider capabilities: network_policy")
-    """The only reasons a check may SKIP: openenv 0.10 has no grader for it, or it needs the Docker provider."""
+    RUNS_HERE = ("static.manifest", "runtime.startup", "runtime.network_policy", "runtime.observation_schema",
+                 "runtime.reward_well_formed", "runtime.state_contract")  # fmt: skip
+    """Every check openenv 0.10.0 has a grader for; each of the others reports SKIP "grader not implemented"."""
 
     def test_the_static_level_passes(self):
         """openenv validate --level static: PASS, exit 0, for both packages."""
@@ -466,24 +469,75 @@ class TestOpenEnvValidate(unittest.TestCase):
                 self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
                 self.assertIn("Verdict: PASS", done.stdout)
 
-    def test_every_runtime_check_that_can_run_here_passes(self):
-        """Startup, reward well-formed, observation schema and state contract pass against the real server; every
-        other check is a SKIP for a reason outside the environment."""
-        for taskset, folder in self.PACKAGES.items():
-            with self.subTest(taskset=taskset):
-                done = subprocess.run(
-                    [openenv_python(), str(ROOT / "tests/support/openenv_validate.py"), str(ROOT / "servers/openenv/envs" / folder), taskset],
-                    capture_output=True, text=True, timeout=1200, stdin=subprocess.DEVNULL, cwd=ROOT,
-                )  # fmt: skip
-                self.assertEqual(done.returncode, 0, done.stderr[-2000:])
-                rows = {r["check"]: r for r in json.loads(done.stdout)["results"]}
-                for check in ("static.manifest", "runtime.startup", "runtime.reward_well_formed",
-                              "runtime.observation_schema", "runtime.state_contract"):  # fmt: skip
+    def test_every_level_passes_in_the_validators_own_container(self):
+        """Every check openenv implements passes against the server in its image (network included); every other
+        check is a SKIP because openenv has no grader for it; no container and no staged file is left."""
+        from redaction_pressure.audit import container
+
+        done = subprocess.run([openenv_python(), str(ROOT / "servers/openenv/validate.py"), "--json"],
+                              capture_output=True, text=True, timeout=3000, stdin=subprocess.DEVNULL, cwd=ROOT)  # fmt: skip
+        self.assertEqual(done.returncode, 0, done.stderr[-3000:])
+        reports = json.loads(done.stdout)
+        self.assertEqual(set(reports), set(self.PACKAGES.values()))
+        for folder, report in reports.items():
+            rows = {r["check_id"]: r for r in report["results"]}
+            for check in self.RUNS_HERE:
+                with self.subTest(package=folder, check=check):
                     self.assertEqual(rows[check]["status"], "pass", rows[check])
-                for check, row in rows.items():
-                    if row["status"] != "pass":
-                        self.assertEqual(row["status"], "skip", row)
-                        self.assertIn(row["evidence"][0], self.UNAVAILABLE, check)
+            self.assertEqual(rows["runtime.startup"]["measured"]["provider"], "docker-local")
+            for check, row in rows.items():
+                if check not in self.RUNS_HERE:
+                    self.assertEqual((row["status"], row["evidence"]), ("skip", ["grader not implemented in this build"]), check)
+            self.assertEqual(report["verdict"], "warn")
+            self.assertFalse((ROOT / "servers/openenv/envs" / folder / "site.tar").exists())
+        left = container.podman("ps", "--all", "--quiet", "--filter", "label=org.openenv.validation.run", timeout=60)
+        self.assertEqual(left.stdout.decode().strip(), "", "the validator's containers are removed")
+
+    def test_the_image_grades_as_the_server_does(self):
+        """The secrets-audit image, started with the validator's hardening: the agent is its unprivileged user and
+        the gold fix of a history scenario scores 1.0 with health 1.0, as on the host."""
+        import uuid
+
+        from redaction_pressure.audit import container
+
+        package = ROOT / "servers/openenv/envs/secrets_audit"
+        tag, name = f"localhost/openenv-check-{uuid.uuid4().hex[:8]}", f"openenv-check-{uuid.uuid4().hex[:8]}"
+        stage = "import sys; sys.path.insert(0, sys.argv[1]); import validate; validate.prepare(); validate.stage(validate.Path(sys.argv[2]))"
+        try:
+            staged = subprocess.run([openenv_python(), "-c", stage, str(ROOT / "servers/openenv"), str(package)],
+                                    capture_output=True, text=True, timeout=1200, stdin=subprocess.DEVNULL)  # fmt: skip
+            self.assertEqual(staged.returncode, 0, staged.stderr[-2000:])
+            built = container.podman("build", "-q", "-t", tag, str(package), timeout=1200)
+            self.assertEqual(built.returncode, 0, built.stderr.decode()[-2000:])
+            started = container.podman("run", "-d", "--name", name, "--init", "--user", "65532:65532", "--read-only",
+                                       "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--network", "none",
+                                       "--pids-limit", "256", "--memory", "2048m",
+                                       "--tmpfs", "/tmp:rw,nosuid,nodev,size=960m,mode=1777", tag, timeout=300)  # fmt: skip
+            self.assertEqual(started.returncode, 0, started.stderr.decode()[-2000:])
+            plan = audit_splits.plan_for("dev", 3)
+            episode = [{"taskset": "secrets-audit", "reset": {"split": "dev", "index": 3},
+                        "actions": [{"command": "id -u; touch /opt/site/x 2>&1"}, {"command": programs.oracle_script(plan)}, {"tool": "submit"}]}]  # fmt: skip
+            driver = (ROOT / "tests/support/openenv_driver.py").read_text()
+            health = "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/health', timeout=5)"
+            deadline = time.monotonic() + 300
+            while container.podman("exec", name, "python3", "-c", health, timeout=60).returncode:
+                self.assertLess(time.monotonic(), deadline, "the server in the image never answered /health")
+                time.sleep(1)  # it listens inside the box's own network namespace
+            ran = container.podman("exec", "-i", name, "python3", "-c", driver, "http://127.0.0.1:8000",
+                                   data=json.dumps(episode).encode(), timeout=900)  # fmt: skip
+            self.assertEqual(ran.returncode, 0, ran.stderr.decode()[-2000:])
+            (got,) = json.loads(ran.stdout)
+            self.assertNotIn("error", got, got.get("error"))
+            first, _, last = got["steps"]
+            out = first["observation"]["last_result"]["stdout"]
+            self.assertEqual(out.splitlines()[0], "65532")
+            self.assertIn("Read-only file system", out)
+            self.assertEqual((last["done"], last["reward"]), (True, 1.0), last["observation"].get("grade"))
+            self.assertEqual(last["observation"]["grade"]["health"], 1.0)
+        finally:
+            container.podman("rm", "--force", "--time", "0", name, timeout=120)
+            container.podman("image", "rm", "--force", tag, timeout=120)
+            (package / "site.tar").unlink(missing_ok=True)
 
 
 class TestServing(unittest.TestCase):
