@@ -62,7 +62,14 @@ def stage(package: Path) -> Path:
         _run(["uv", "build", "--project", str(HERE), "--wheel", "-q", "-o", str(work / "dist")], "uv build")
         _run(["uv", "export", "--project", str(HERE), "--frozen", "--no-dev", "--no-emit-project", "-q",
               "--format", "requirements-txt", "-o", str(work / "requirements.txt")], "uv export")  # fmt: skip
-        target = ["--target", str(work / "site"), "--python-version", "3.11", "--python-platform", "x86_64-manylinux_2_28"]
+        target = [
+            "--target",
+            str(work / "site"),
+            "--python-version",
+            "3.11",
+            "--python-platform",
+            "x86_64-manylinux_2_28",
+        ]
         _run(["uv", "pip", "install", "-q", *target, "-r", str(work / "requirements.txt")], "uv pip install")
         (wheel,) = (work / "dist").glob("*.whl")
         _run(["uv", "pip", "install", "-q", *target, "--no-deps", str(wheel)], "uv pip install")
@@ -104,7 +111,9 @@ def validate(package: Path, helper: str) -> dict:
     """One package through every level: the report as JSON."""
     staged = stage(package)
     try:
-        report = run_validation(package, max_level=Level.SEMANTIC, provider=DockerValidationProvider(helper_image=helper))
+        report = run_validation(
+            package, max_level=Level.SEMANTIC, provider=DockerValidationProvider(helper_image=helper)
+        )
     finally:
         staged.unlink(missing_ok=True)
     data = report.model_dump(mode="json")

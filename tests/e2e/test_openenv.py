@@ -487,7 +487,9 @@ class TestOpenEnvValidate(unittest.TestCase):
             self.assertEqual(rows["runtime.startup"]["measured"]["provider"], "docker-local")
             for check, row in rows.items():
                 if check not in self.RUNS_HERE:
-                    self.assertEqual((row["status"], row["evidence"]), ("skip", ["grader not implemented in this build"]), check)
+                    self.assertEqual(
+                        (row["status"], row["evidence"]), ("skip", ["grader not implemented in this build"]), check
+                    )
             self.assertEqual(report["verdict"], "warn")
             self.assertFalse((ROOT / "servers/openenv/envs" / folder / "site.tar").exists())
         left = container.podman("ps", "--all", "--quiet", "--filter", "label=org.openenv.validation.run", timeout=60)
