@@ -11,8 +11,8 @@ A script, not a test: it prints one run's figures. Run it with the OpenEnv proje
    (`score_reply`, the limit no server goes below), then `--episodes` episodes (reset + one step)
    over `--sessions` concurrent WebSocket sessions: episodes per second, the server's CPU-seconds
    per episode (its process tree, from /proc before and after), the step's round trip p50 / p99
-   beside the in-process scoring p50 (the difference is the server's overhead), and whether
-   every reward equals the in-process one.
+   beside the in-process scoring p50, and whether every reward equals the in-process one; first
+   over one session (nothing queues), then over `--sessions`.
 2. **secrets-audit** (`--part audit`): `--audit-sessions` concurrent sessions on the podman
    sandbox, half playing the gold fix and half inaction, plus one client that disconnects
    mid-episode; first quiet, then with a killer SIGKILLing a random `podman exec` below the
@@ -20,6 +20,12 @@ A script, not a test: it prints one run's figures. Run it with the OpenEnv proje
    session must end with a reward or a one-line error (a grade whose call into the box was killed
    from outside is void: an error, not a 0); every reward must equal the formula's (gold: 1.0;
    inaction: 0.0); afterwards no container of the server is left.
+
+**Server overhead per step.** The servers this script starts are `serve-openenv` with one change
+(`--serve-timed`, this file): each step's observation carries, in its `metadata`, the time the
+environment's `step` took and, for secrets-audit, how much of it was the agent's call (the
+command or tool) and the grade. The overhead of a step is its round trip at the client less the
+time inside `step`: OpenEnv's server, the WebSocket, serialising both ways and the client.
 """
 
 from __future__ import annotations
@@ -42,7 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def start(*args: str) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, "-m", "redaction_pressure", "serve-openenv", "--port", "0", *args],
+    """`serve-openenv --port 0 ARGS` with its steps timed (`serve_timed`); the process and its URL once it listens."""
+    proc = subprocess.Popen([sys.executable, "-m", "benchmarks.bench_openenv", "--serve-timed", "--port", "0", *args],
                             cwd=ROOT, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)  # fmt: skip
     line = proc.stdout.readline()
     if not line.startswith("ready "):
@@ -73,6 +80,52 @@ def tree_cpu(root: int) -> float:
     return total
 
 
+def serve_timed(argv: list[str]) -> int:
+    """The `server` script, each step's observation carrying `metadata["bench"]`: `step_s` (the environment's
+    `step`), and for secrets-audit `call_s` (the agent's command or tool) and `grade_s` (the grades)."""
+    from redaction_pressure.audit.openenv_env import SecretsAuditEnvironment
+    from redaction_pressure.cli import serve_openenv
+    from redaction_pressure.redact.openenv_env import RedactionPressureEnvironment
+
+    def part(cls, name: str, key: str) -> None:
+        inner = getattr(cls, name)
+
+        def timed(self, *args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return inner(self, *args, **kwargs)
+            finally:
+                self._bench[key] = self._bench.get(key, 0.0) + time.perf_counter() - t0
+
+        setattr(cls, name, timed)
+
+    def stamped(cls) -> None:
+        inner = cls.step
+
+        def step(self, *args, **kwargs):
+            self._bench, t0 = {}, time.perf_counter()
+            observation = inner(self, *args, **kwargs)
+            observation.metadata["bench"] = {**self._bench, "step_s": time.perf_counter() - t0}
+            return observation
+
+        cls.step = step
+
+    part(SecretsAuditEnvironment, "_act", "call_s")
+    part(SecretsAuditEnvironment, "_grade", "grade_s")
+    stamped(SecretsAuditEnvironment)
+    stamped(RedactionPressureEnvironment)
+    return serve_openenv.main(argv)
+
+
+def overhead(result, trip: float) -> float:
+    """A step's round trip less its time inside the environment's `step` (from the timed server)."""
+    return trip - result.observation.metadata["bench"]["step_s"]
+
+
+def ms(values: list[float]) -> str:
+    return f"p50 {statistics.median(values) * 1000:.1f} ms, p99 {pct(values, 0.99) * 1000:.1f} ms"
+
+
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(q * len(values)))]
@@ -83,7 +136,6 @@ def pct(values: list[float], q: float) -> float:
 
 def bench_rp(episodes: int, sessions: int) -> None:
     from redaction_pressure.redact.api import load_task, score_reply
-    from redaction_pressure.redact.openenv_env import RedactionAction, RedactionPressureEnv
     from redaction_pressure.redact.policies.reference import oracle_rules, reply
     from redaction_pressure.redact.scanner import scan
 
@@ -96,11 +148,19 @@ def bench_rp(episodes: int, sessions: int) -> None:
         limit.append(time.process_time() - t0)
     print(f"redaction-pressure in process: scoring p50 {statistics.median(limit) * 1000:.1f} ms CPU per episode")
 
+    for count, concurrent in ((min(200, episodes), 1), (episodes, sessions)):
+        served_rp(count, concurrent, replies, expected, limit)
+
+
+def served_rp(episodes: int, sessions: int, replies: list[str], expected: list[float], limit: list[float]) -> None:
+    from redaction_pressure.redact.openenv_env import RedactionAction, RedactionPressureEnv
+
     proc, url = start("--taskset", "redaction-pressure", "--max-sessions", str(sessions))
     try:
         cpu0, wall0 = tree_cpu(proc.pid), time.monotonic()
         queue = list(range(episodes))
         trips: list[float] = []
+        extra: list[float] = []
         wrong: list[int] = []
 
         async def session() -> None:
@@ -112,6 +172,7 @@ def bench_rp(episodes: int, sessions: int) -> None:
                     t0 = time.monotonic()
                     result = await env.step(RedactionAction(reply=replies[i]))
                     trips.append(time.monotonic() - t0)
+                    extra.append(overhead(result, trips[-1]))
                     if result.reward != expected[i]:
                         wrong.append(i)
 
@@ -124,7 +185,7 @@ def bench_rp(episodes: int, sessions: int) -> None:
         stop(proc)
     print(f"redaction-pressure served: {episodes} episodes over {sessions} sessions in {wall:.1f} s = "
           f"{episodes / wall:.1f} episodes/s; server CPU {cpu / episodes * 1000:.1f} ms per episode; "
-          f"step round trip p50 {statistics.median(trips) * 1000:.0f} ms, p99 {pct(trips, 0.99) * 1000:.0f} ms "
+          f"step round trip {ms(trips)}; server overhead per step (round trip less the step's scoring) {ms(extra)} "
           f"(in-process scoring p50 {statistics.median(limit) * 1000:.1f} ms); rewards equal: {not wrong} "
           f"({len(wrong)} differ)")  # fmt: skip
 
@@ -176,6 +237,14 @@ def bench_audit(count: int, kill_every: float) -> None:
         proc, url = start("--taskset", "secrets-audit", "--max-sessions", str(count + 1))
         killer = Killer(proc.pid, kill_every) if killing else None
         outcomes: list[tuple[str, object]] = []
+        timings: list[tuple[float, dict]] = []
+
+        async def step(env, action):
+            t0 = time.monotonic()
+            result = await env.step(action)
+            trip = time.monotonic() - t0
+            timings.append((overhead(result, trip), result.observation.metadata["bench"]))
+            return result
 
         async def play(i: int) -> None:
             gold = i % 2 == 0
@@ -184,8 +253,8 @@ def bench_audit(count: int, kill_every: float) -> None:
                 async with SecretsAuditEnv(base_url=url, message_timeout_s=1800) as env:
                     await env.reset(split="dev", index=i)
                     if gold:
-                        await env.step(AuditAction(command=programs.oracle_script(plan)))
-                    result = await env.step(AuditAction(tool="submit"))
+                        await step(env, AuditAction(command=programs.oracle_script(plan)))
+                    result = await step(env, AuditAction(tool="submit"))
                     outcomes.append(("gold" if gold else "inaction", result.reward))
             except Exception as exc:  # noqa: BLE001 - a clear error is one of the two allowed endings
                 outcomes.append(("gold" if gold else "inaction", f"error: {str(exc).splitlines()[0][:160]}"))
@@ -223,9 +292,16 @@ def bench_audit(count: int, kill_every: float) -> None:
               f"containers left while serving {len(left_running)}, after the server stopped {len(left_after)}")  # fmt: skip
         for e in errors[:3]:
             print(f"  {e}")
+        if timings:
+            print(f"  {len(timings)} steps: server overhead (round trip less the step) {ms([t for t, _ in timings])}; "
+                  f"inside the step: the agent's call {ms([b.get('call_s', 0.0) for _, b in timings])}, "
+                  f"the grade {ms([b.get('grade_s', 0.0) for _, b in timings])}, the rest "
+                  f"{ms([b['step_s'] - b.get('call_s', 0.0) - b.get('grade_s', 0.0) for _, b in timings])}")  # fmt: skip
 
 
 def main() -> int:
+    if sys.argv[1:2] == ["--serve-timed"]:
+        return serve_timed(sys.argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=("rp", "audit", "all"), default="all")
     parser.add_argument("--episodes", type=int, default=1000)

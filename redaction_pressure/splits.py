@@ -70,6 +70,17 @@ def check_index(split: str, index: int) -> None:
         raise SplitError(f"{split} has tasks 0 to {limit - 1}; index {index} is outside")
 
 
+def reset_target(split: str | None, index: int | None, seed: int | None) -> tuple[str | None, int | None]:
+    """The (split, index) an OpenEnv reset names: `seed` is train task SEED; ValueError with one line otherwise."""
+    if seed is None:
+        return split, index
+    if split not in (None, "train") or index is not None:
+        raise ValueError("reset takes a seed or a split and index, not both (a seed is train task SEED)")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < TRAIN_MAX_INDEX:
+        raise ValueError(f"seed {seed!r} names no task: a seed is train task SEED, 0 to {TRAIN_MAX_INDEX - 1}")
+    return "train", seed
+
+
 def seed_for(split: str, index: int, difficulty: str = DEFAULT_DIFFICULTY) -> int:
     """The corpus seed of task `index` of `split` at `difficulty` (private_eval reads the secret).
 

@@ -316,10 +316,7 @@ def plan_for(
     split: str | None, index: int | None, seed: int | None, difficulty: str, history: str
 ) -> tuple[str, int, RepoPlan]:
     """(split, index, plan) of the task a reset names; ValueError with one line when it names none."""
-    if seed is not None:
-        if split not in (None, "train") or index is not None:
-            raise ValueError("reset takes a seed or a split and index, not both (a seed is train task SEED)")
-        split, index = "train", seed
+    split, index = shared_splits.reset_target(split, index, seed)
     split = split or "dev"
     index = 0 if index is None else index
     if difficulty not in audit_splits.LEVELS:

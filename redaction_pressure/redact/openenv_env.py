@@ -77,10 +77,7 @@ def task_for(
     hidden: int,
 ) -> RedactionTask:
     """The task a reset names; ValueError with one line when it names none."""
-    if seed is not None:
-        if split not in (None, "train") or index is not None:
-            raise ValueError("reset takes a seed or a split and index, not both (a seed is train task SEED)")
-        split, index = "train", seed
+    split, index = splits.reset_target(split, index, seed)
     split = split or "dev"
     if split not in splits.SPLITS:
         raise ValueError(f"unknown split {split!r}; the splits are {', '.join(splits.SPLITS)}")

@@ -352,7 +352,8 @@ class TestSecretsAuditInPodman(unittest.TestCase):
 
     def test_the_agent_reaches_no_secret_no_host_file_and_no_process_of_an_earlier_step(self):
         """From the agent's shell: not root, no private secret in any environment it can read, none of the host's
-        files or this package, and a process it left running is gone at the next step."""
+        files or this package, no secret's value in a file outside the repository, and a process it left running
+        is gone at the next step."""
         snoop = (
             "id -u; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c PRIVATE_SEED; "
             f"test -e {ROOT}/redaction_pressure && echo HOST-CODE-VISIBLE; "
@@ -360,6 +361,9 @@ class TestSecretsAuditInPodman(unittest.TestCase):
             "(setsid sleep 300 >/dev/null 2>&1 &); echo left-running"
         )
         after = "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done | grep -c '[s]leep 300'"
+        # every secret's value, searched for in every file the agent can read: only the repository's own
+        values = " ".join(f"-e {shlex.quote(v.value)}" for v in audit_splits.plan_for("dev", 0).secrets)
+        after += f"; grep -rlsF {values} / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev | grep -v '^/work/repo/'; true"
         (got,) = self.server.play([{"taskset": "secrets-audit", "reset": {"split": "dev", "index": 0},
                                      "actions": [{"command": snoop}, {"command": after}, {"tool": "submit"}]}])  # fmt: skip
         self.assertNotIn("error", got, got.get("error"))
@@ -370,7 +374,8 @@ class TestSecretsAuditInPodman(unittest.TestCase):
         self.assertNotIn("HOST-CODE-VISIBLE", first)
         self.assertNotIn("PACKAGE-IMPORTABLE", first)
         self.assertIn("left-running", first)
-        self.assertEqual(second.strip(), "0", "the process left running was killed after its step")
+        self.assertEqual(second.strip(), "0", "the process left running was killed after its step; no file outside "
+                         "the repository (a plan, a gold fix, a grader's copy) holds a secret's value")  # fmt: skip
         self.assertNotIn(SECRET, json.dumps(got))
 
     def test_a_server_stopped_mid_episode_leaves_no_container(self):
@@ -578,6 +583,45 @@ class TestServing(unittest.TestCase):
             (after,) = server.play([{"taskset": "redaction-pressure", "reset": {"split": "dev", "index": 2},
                                      "actions": [{"reply": '{"rules": []}'}]}])  # fmt: skip
             self.assertEqual(after["steps"][0]["reward"], 0.0)
+        finally:
+            server.close()
+
+    def test_garbage_on_the_wire_and_a_short_secret_are_answered_and_the_session_goes_on(self):
+        """On one WebSocket: text that is not JSON, an unknown message type, a step before reset, a seed no task has
+        and private_eval under a 10-character secret each get an error naming what is wrong (never the secret);
+        then a dev reset is served on the same connection. Malformed JSON over HTTP is a 4xx."""
+        short = "too-short!"
+        server = Server("--taskset", "redaction-pressure", env={shared_splits.PRIVATE_ENV: short})
+        wire = (
+            "import json, sys\n"
+            "from websockets.sync.client import connect\n"
+            "with connect(sys.argv[1].replace('http', 'ws', 1) + '/ws', open_timeout=60) as ws:\n"
+            "    for raw in sys.stdin.read().split('\\n'):\n"
+            "        ws.send(raw); print(ws.recv(timeout=120))\n"
+        )
+        messages = ["not json{", json.dumps({"type": "teleport"}), json.dumps({"type": "step", "data": {"reply": "{}"}}),
+                    json.dumps({"type": "reset", "data": {"seed": -5}}),
+                    json.dumps({"type": "reset", "data": {"split": "private_eval", "index": 0}}),
+                    json.dumps({"type": "reset", "data": {"split": "dev", "index": 0}})]  # fmt: skip
+        try:
+            done = subprocess.run([openenv_python(), "-c", wire, server.url], input="\n".join(messages), capture_output=True,
+                                  text=True, timeout=600, cwd=ROOT)  # fmt: skip
+            self.assertEqual(done.returncode, 0, done.stderr[-2000:])
+            garbage, unknown, early, seed, private, served = map(json.loads, done.stdout.splitlines())
+            self.assertEqual(garbage["data"]["code"], "INVALID_JSON")
+            self.assertEqual(unknown["data"]["code"], "UNKNOWN_TYPE")
+            self.assertIn("step before reset", early["data"]["message"])
+            self.assertEqual(seed["type"], "error")
+            self.assertIn("seed -5 names no task", seed["data"]["message"])
+            self.assertIn("has 10 characters; private_eval needs at least 32", private["data"]["message"])
+            self.assertNotIn(short, done.stdout)
+            self.assertEqual(served["type"], "observation", served)
+            self.assertIn("REDACTED", served["data"]["observation"]["user_prompt"])
+            request = urllib.request.Request(server.url + "/step", data=b"{not json", method="POST",
+                                             headers={"Content-Type": "application/json"})  # fmt: skip
+            with self.assertRaises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=60)
+            self.assertTrue(400 <= refused.exception.code < 500, refused.exception.code)
         finally:
             server.close()
 
