@@ -66,6 +66,10 @@ def task_row(task: RedactionTask) -> dict:
             task.split, task.index
         ),  # the split's seed; `difficulty` adds the level (an int64 column)
         "difficulty": task.difficulty,
+        "prompt": [  # the chat format TRL's GRPOTrainer reads (`redaction_pressure.trl.reward_function` scores it)
+            {"role": "system", "content": task.prompt.system},
+            {"role": "user", "content": task.prompt.user},
+        ],
         "system_prompt": task.prompt.system,
         "user_prompt": task.prompt.user,
         "shown": [record.model_dump() for record in task.shown],
