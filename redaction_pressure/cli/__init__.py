@@ -31,6 +31,7 @@ from rich.console import Console
 
 from redaction_pressure import identity, splits
 from redaction_pressure.cli import (
+    agent,
     baselines,
     eval,
     export,
@@ -94,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {identity.version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (show, play, score, baselines, export, serve, serve_openenv, eval, report):
+    for command in (show, play, score, baselines, export, serve, serve_openenv, agent, eval, report):
         command.add(commands)
     for name, sub in commands.choices.items():
         sub.epilog = "examples:\n" + "\n".join(f"  {PROG} {line}" for line in EXAMPLES[name])
@@ -119,6 +120,10 @@ EXAMPLES = {
     "serve-openenv": [
         "serve-openenv --taskset redaction-pressure --port 8000",
         "serve-openenv --taskset secrets-audit --max-sessions 4",
+    ],
+    "agent": [
+        "agent --env-url http://127.0.0.1:8001 --model MODEL --base-url http://127.0.0.1:8000/v1 --split dev --index 3",
+        "agent --env-url http://127.0.0.1:8000 --model MODEL --base-url URL --api-key-var OPENAI_API_KEY --seed 12",
     ],
     "eval": ["eval -n 8 -r 3", "eval --model MODEL --base-url http://127.0.0.1:8000/v1 --api-key-var OPENAI_API_KEY"],
     "report": [

@@ -114,8 +114,9 @@ FLOOR = ("corpus", "splits", "seal", "spans", "identity")
 """The shared floor, below both environments."""
 WINGS = ("redact", "audit")
 """The two environments: redaction-pressure (one turn) and secrets-audit (multi-turn)."""
-ABOVE = ("report", "cli")
-"""What stands on both environments: the report and the command line (with evaluate, endpoint, serving)."""
+ABOVE = ("report", "cli", "trl")
+"""What stands on the environments: the report, the command line (with evaluate, endpoint, serving) and
+`trl` (redaction-pressure's reward function for TRL's GRPOTrainer, over the redact wing's API)."""
 ADAPTERS = {
     "redaction_pressure.redact.taskset",
     "redaction_pressure.redact.harness",
@@ -170,8 +171,9 @@ class TestFloors(unittest.TestCase):
         self.assertEqual(sorted(ADAPTERS - found), [], "an adapter that no longer imports verifiers: drop it")
 
     def test_only_the_openenv_adapters_import_openenv_and_only_the_server_imports_them(self):
-        """openenv cannot share an environment with verifiers: one adapter per wing and the server import it,
-        and only `serve-openenv` imports the adapters (lazily), so every other command runs without openenv."""
+        """openenv cannot share an environment with verifiers: one adapter per wing, the server and the agent
+        import it, and only `serve-openenv` and `agent` import the adapters (lazily), so every other command runs
+        without openenv."""
         importing = set()
         for path in PACKAGE.rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -185,10 +187,10 @@ class TestFloors(unittest.TestCase):
                 if any(n.split(".")[0] == "openenv" for n in names):
                     importing.add(_module_name(path))
         adapters = {"redaction_pressure.audit.openenv_env", "redaction_pressure.redact.openenv_env"}
-        self.assertEqual(importing, {*adapters, "redaction_pressure.cli.serve_openenv"})
+        self.assertEqual(importing, {*adapters, "redaction_pressure.cli.serve_openenv", "redaction_pressure.cli.agent"})
         graph = import_graph()
         users = sorted(m for m, targets in graph.items() if targets & adapters)
-        self.assertEqual(users, ["redaction_pressure.cli.serve_openenv"])
+        self.assertEqual(users, ["redaction_pressure.cli.agent", "redaction_pressure.cli.serve_openenv"])
 
     def test_the_floor_check_finds_each_kind_of_crossing(self):
         """The check can fail: a floor module importing a wing, one wing importing the other, and a
