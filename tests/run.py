@@ -38,7 +38,7 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 COSTS = {
-    "test_openenv": 850, "test_audit_attacks": 215, "test_openenv_examples": 100, "test_openenv_agent": 60, "test_audit_e2e": 200, "test_eval": 195, "test_audit_attacks_e2e": 150,
+    "test_openenv": 850, "test_audit_attacks": 215, "test_openenv_examples": 100, "test_openenv_agent": 60, "test_openenv_web": 40, "test_audit_e2e": 200, "test_eval": 195, "test_audit_attacks_e2e": 150,
     "test_audit_grading": 140, "test_policies": 140, "test_pool": 80, "test_audit_container": 80, "test_packaging": 75,
     "test_levels": 70, "test_taskset_load": 55, "test_report_real_runs": 50, "test_serving": 45, "test_harness": 45,
     "test_audit_scenarios": 40, "test_audit_agent": 40, "test_audit_ladder": 40, "test_taskset": 30, "test_play": 30,

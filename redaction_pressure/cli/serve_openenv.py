@@ -144,6 +144,9 @@ def build_app(taskset: str, max_sessions: int, token: str | None = None, sandbox
         app = create_app(
             factory, AuditAction, AuditObservation, env_name="secrets_audit", max_concurrent_envs=max_sessions
         )
+    from redaction_pressure.cli import web
+
+    web.mount(app, taskset)
     return BearerGate(app, token) if token else app
 
 

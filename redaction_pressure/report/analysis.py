@@ -259,13 +259,13 @@ def mark(episode: Episode, scanner) -> Marks:
         name for name in CHECKED_METRICS if name in episode.metrics and episode.metrics[name] != counts[name]
     )
     records = tuple(
-        MarkedRecord(number=episode.shown + offset + 1, family=record.family, pieces=_pieces(record, runs))
+        MarkedRecord(number=episode.shown + offset + 1, family=record.family, pieces=pieces(record, runs))
         for offset, (record, runs) in enumerate(zip(hidden, removed, strict=True))
     )
     return Marks(records=records, rules=answer.rules, counts=counts, mismatched=mismatched)
 
 
-def _pieces(record: Record, runs) -> tuple[Piece, ...]:
+def pieces(record: Record, runs) -> tuple[Piece, ...]:
     """Cut a record into plain stretches and labelled spans, each split at removal edges."""
     text = record.text
     spans = sorted(

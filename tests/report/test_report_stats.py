@@ -26,7 +26,7 @@ class TestMarks(unittest.TestCase):
             family="f",
         )
         runs_ = ((2, 9), (12, 15), (32, 33), (48, 52))
-        pieces = analysis._pieces(record, runs_)
+        pieces = analysis.pieces(record, runs_)
         labelled = [(piece.role, piece.status) for piece in pieces if piece.role]
         self.assertEqual(
             labelled,

@@ -17,9 +17,9 @@ def chromium() -> str:
     return found
 
 
-def open_page(test: unittest.TestCase, path: Path, anchor: str = "", width: int = 1280, height: int = 900):
-    """Load a report in headless Chromium (one browser per test, closed when it ends); returns
-    (page, problems): console errors and warnings, page errors and dialogs seen so far."""
+def open_page(test: unittest.TestCase, path: Path | str, anchor: str = "", width: int = 1280, height: int = 900):
+    """Load a report (a file) or a served page (an http URL) in headless Chromium (one browser per test, closed
+    when it ends); returns (page, problems): console errors and warnings, page errors and dialogs seen so far."""
     if getattr(test, "_browser", None) is None:
         from playwright.sync_api import sync_playwright
 
@@ -35,7 +35,7 @@ def open_page(test: unittest.TestCase, path: Path, anchor: str = "", width: int 
             if message.type in ("error", "warning") else None)  # fmt: skip
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
     page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
-    page.goto(path.resolve().as_uri() + anchor)
+    page.goto((path if isinstance(path, str) else path.resolve().as_uri()) + anchor)
     page.wait_for_load_state("load")
     return page, problems
 
