@@ -299,3 +299,61 @@ class TestBothTogether(Installs):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestOpenEnvWheel(Installs):
+    """servers/openenv's wheel in a venv of its own (openenv cannot share one with verifiers): its `server` script
+    serves, and the typed clients a trainer imports from the wheel play an episode of each environment."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        project = ROOT / "servers" / "openenv"
+        dist = WORK / "dist-openenv"
+        cls.sh([*uv(), "build", "--wheel", "--project", str(project), "--out-dir", str(dist)], cwd=ROOT)
+        (wheel,) = dist.glob("*.whl")
+        pylock = WORK / "pylock.openenv.toml"
+        cls.sh([*uv(), "export", "--project", str(project), "--frozen", "--no-dev", "--no-emit-project",
+                "--format", "pylock.toml", "-o", str(pylock)], cwd=ROOT)  # fmt: skip
+        venv = WORK / "openenv"
+        cls.sh([*uv(), "venv", "--python", "3.11", str(venv)], cwd=WORK)
+        python = ["--offline", "--python", str(venv / "bin" / "python")]
+        cls.sh([*uv(), "pip", "install", *python, "-r", str(pylock)], cwd=WORK)
+        cls.sh([*uv(), "pip", "install", *python, "--no-deps", str(wheel)], cwd=WORK)
+        cls.sh([*uv(), "pip", "check", "--python", str(venv / "bin" / "python")], cwd=WORK)
+        cls.bin = venv / "bin"
+        cls.venv_env = {**ENV, "PATH": f"{cls.bin}{os.pathsep}{ENV.get('PATH', '')}"}
+
+    def test_no_verifiers_and_the_code_is_the_wheels(self):
+        program = "import importlib.util as u, redaction_pressure; print(redaction_pressure.__file__, bool(u.find_spec('verifiers')))"
+        where, has_verifiers = self.sh(
+            [str(self.bin / "python"), "-c", program], WORK, env=self.venv_env
+        ).stdout.split()
+        self.assertIn(str(WORK / "openenv"), where)
+        self.assertEqual(has_verifiers, "False")
+
+    def test_the_server_script_serves_the_wheels_clients(self):
+        """`server --taskset redaction-pressure` from the wheel, and its client scoring the oracle's reply 1.0."""
+        task = load_task("dev", 2)
+        reply = policies.reply(policies.oracle_rules(task.hidden))
+        server = subprocess.Popen([str(self.bin / "server"), "--taskset", "redaction-pressure", "--port", "0"],
+                                  cwd=WORK, env=self.venv_env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  stdin=subprocess.DEVNULL, text=True)  # fmt: skip
+        try:
+            line = server.stdout.readline()
+            self.assertTrue(line.startswith("ready http://127.0.0.1:"), line)
+            client = (
+                "import sys\n"
+                "from redaction_pressure.redact.openenv_env import RedactionAction, RedactionPressureEnv\n"
+                "from redaction_pressure.audit.openenv_env import AuditAction, SecretsAuditEnv\n"
+                "with RedactionPressureEnv(base_url=sys.argv[1]).sync() as env:\n"
+                "    env.reset(split='dev', index=2)\n"
+                "    print(env.step(RedactionAction(reply=sys.stdin.read())).reward)\n"
+            )
+            done = subprocess.run([str(self.bin / "python"), "-c", client, line.split()[1]], input=reply, cwd=WORK,
+                                  env=self.venv_env, capture_output=True, text=True, timeout=600)  # fmt: skip
+            self.assertEqual(done.returncode, 0, done.stderr[-3000:])
+            self.assertEqual(done.stdout.strip(), "1.0")
+        finally:
+            server.terminate()
+            server.wait(60)
