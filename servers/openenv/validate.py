@@ -53,14 +53,25 @@ def _run(argv: list[str], what: str) -> str:
     return done.stdout
 
 
+def uv() -> list[str]:
+    """The uv command: on PATH, or the module of a `python3` that has it (pip may put the script off PATH)."""
+    if shutil.which("uv"):
+        return ["uv"]
+    if (
+        shutil.which("python3")
+        and subprocess.run(["python3", "-m", "uv", "--version"], capture_output=True).returncode == 0
+    ):
+        return ["python3", "-m", "uv"]
+    raise CannotRun("staging the image's contents needs uv (pip install uv)")
+
+
 def stage(package: Path) -> Path:
     """site.tar in the package folder: the locked dependencies and the project's wheel, for a cp311 Linux image."""
-    if shutil.which("uv") is None:
-        raise CannotRun("staging the image's contents needs uv (pip install uv)")
+    uv_ = uv()
     with tempfile.TemporaryDirectory(prefix="openenv-stage-") as scratch:
         work = Path(scratch)
-        _run(["uv", "build", "--project", str(HERE), "--wheel", "-q", "-o", str(work / "dist")], "uv build")
-        _run(["uv", "export", "--project", str(HERE), "--frozen", "--no-dev", "--no-emit-project", "-q",
+        _run([*uv_, "build", "--project", str(HERE), "--wheel", "-q", "-o", str(work / "dist")], "uv build")
+        _run([*uv_, "export", "--project", str(HERE), "--frozen", "--no-dev", "--no-emit-project", "-q",
               "--format", "requirements-txt", "-o", str(work / "requirements.txt")], "uv export")  # fmt: skip
         target = [
             "--target",
@@ -70,9 +81,9 @@ def stage(package: Path) -> Path:
             "--python-platform",
             "x86_64-manylinux_2_28",
         ]
-        _run(["uv", "pip", "install", "-q", *target, "-r", str(work / "requirements.txt")], "uv pip install")
+        _run([*uv_, "pip", "install", "-q", *target, "-r", str(work / "requirements.txt")], "uv pip install")
         (wheel,) = (work / "dist").glob("*.whl")
-        _run(["uv", "pip", "install", "-q", *target, "--no-deps", str(wheel)], "uv pip install")
+        _run([*uv_, "pip", "install", "-q", *target, "--no-deps", str(wheel)], "uv pip install")
         shutil.rmtree(work / "site" / "bin", ignore_errors=True)  # scripts for the host's Python; the image runs -m
         staged = package / "site.tar"
         with tarfile.open(staged, "w") as tar:
