@@ -393,6 +393,34 @@ class TestSecretsAuditInPodman(unittest.TestCase):
         found = b["steps"][0]["observation"]["last_result"]["stdout"]
         self.assertEqual(found.strip(), "searched", found)
 
+    def test_a_client_killed_mid_episode_leaves_no_container(self):
+        """A client resets (its box starts) and is SIGKILLed without closing: the server removes its box."""
+        from redaction_pressure.audit import container
+
+        def boxes() -> set[str]:
+            listed = container.podman("ps", "-a", "--format", "{{.Names}}", timeout=120).stdout.decode().split()
+            return {name for name in listed if name.startswith("secrets-audit-")}
+
+        before = boxes()
+        vanish = (
+            "import sys, time\n"
+            "from redaction_pressure.audit.openenv_env import SecretsAuditEnv\n"
+            "env = SecretsAuditEnv(base_url=sys.argv[1]).sync(); env.connect(); env.reset(split='dev', index=1)\n"
+            "print('reset', flush=True); time.sleep(600)\n"
+        )
+        client = subprocess.Popen([openenv_python(), "-c", vanish, self.server.url], cwd=ROOT, text=True,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)  # fmt: skip
+        try:
+            self.assertEqual(client.stdout.readline().strip(), "reset")
+            self.assertEqual(len(boxes() - before), 1, "the session's box runs while its client lives")
+        finally:
+            client.kill()
+            client.wait(60)
+        deadline = time.monotonic() + 180
+        while boxes() - before and time.monotonic() < deadline:
+            time.sleep(1)
+        self.assertEqual(boxes() - before, set(), "the vanished client's box is removed")
+
 
 class TestOpenEnvValidate(unittest.TestCase):
     """`openenv validate` on each environment's package (servers/openenv/envs/*): the static level through its CLI;
