@@ -39,10 +39,6 @@ NUDGES = 3
 """Replies in a row without an action before the episode ends (a submit)."""
 NUDGE = "Reply with one tool call, or with one shell command in a ```bash fenced block."
 FENCE = re.compile(r"```(?:bash|sh|shell)?[ \t]*\n(.*?)```", re.S)
-HINT = (
-    "agent needs the openenv package, which cannot share an environment with verifiers: run it from the "
-    "OpenEnv project (uv run --project servers/openenv redaction-pressure agent ...)"
-)
 
 
 def add(commands) -> None:
@@ -80,7 +76,7 @@ def run(args: argparse.Namespace, out, err) -> int:
         import openai
         from openenv.core.env_client import EnvClient  # noqa: F401 - the clients below need it
     except ImportError:
-        raise UsageError(HINT) from None
+        raise common.needs_openenv("agent") from None
     model = Model(openai.OpenAI(base_url=args.base_url, api_key=key, max_retries=1, timeout=300), args)
     try:
         taskset = _taskset(args.env_url, token)

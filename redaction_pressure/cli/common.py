@@ -28,6 +28,14 @@ class UsageError(Exception):
     """The command line asks for something that does not exist or is not allowed."""
 
 
+def needs_openenv(command: str) -> UsageError:
+    """The error of a command run where `openenv` is not installed (it cannot share an environment with verifiers)."""
+    return UsageError(
+        f"{command} needs the openenv package, which cannot share an environment with verifiers: run it from "
+        f"the OpenEnv project (uv run --project servers/openenv {PROG} {command} ...)"
+    )
+
+
 def check_port_free(port: int, host: str = "127.0.0.1") -> None:
     """Fail with one line naming the address when something already listens on host:port."""
     import errno

@@ -35,10 +35,6 @@ TASKSETS = (common.TASKSET, common.AUDIT_TASKSET)
 MIN_TOKEN_CHARS = 24
 GRACE = 5
 """Seconds a stopping server waits for open sessions before it removes their boxes."""
-OPENENV_HINT = (
-    "serve-openenv needs the openenv package, which cannot share an environment with verifiers: "
-    "run it from the OpenEnv project (uv run --project servers/openenv redaction-pressure serve-openenv ...)"
-)
 
 
 def add(commands) -> None:
@@ -125,7 +121,7 @@ def build_app(taskset: str, max_sessions: int, token: str | None = None, sandbox
     try:
         from openenv.core.env_server.http_server import create_app
     except ImportError:
-        raise UsageError(OPENENV_HINT) from None
+        raise common.needs_openenv("serve-openenv") from None
     if taskset == common.TASKSET:
         from redaction_pressure.redact.openenv_env import (
             RedactionAction,

@@ -268,3 +268,17 @@ class TestShowAuditTask(unittest.TestCase):
         result = run("show", "--taskset", "secrets-audit", "dev", "99", module=False)
         self.assertEqual(result.returncode, 2)
         self.assertEqual(result.stderr.strip(), "redaction-pressure: error: dev has tasks 0 to 51; index 99 is outside")
+
+
+class TestOpenEnvCommandsElsewhere(unittest.TestCase):
+    def test_serve_openenv_and_agent_name_the_openenv_project(self):
+        """Where openenv is not installed (the suite's environment: verifiers is), both commands say where to run
+        them in one line and exit 2, before listening or calling anything."""
+        for argv in (["serve-openenv", "--port", "0"],
+                     ["agent", "--env-url", "http://127.0.0.1:9", "--model", "m", "--base-url", "http://127.0.0.1:9/v1"]):  # fmt: skip
+            with self.subTest(command=argv[0]):
+                result = run(*argv)
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+                self.assertIn(f"{argv[0]} needs the openenv package", result.stderr)
+                self.assertIn(f"uv run --project servers/openenv redaction-pressure {argv[0]}", result.stderr)
