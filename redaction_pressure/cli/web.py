@@ -33,35 +33,20 @@ def marks(split: str, index: int, difficulty: str, reply: str) -> dict[str, Any]
     """The task's hidden records cut into pieces (plain text, secrets and decoys) with what `reply` removed."""
     from redaction_pressure import splits
     from redaction_pressure.redact.api import load_task
-    from redaction_pressure.redact.rules import parse_reply
     from redaction_pressure.redact.scanner import scan
-    from redaction_pressure.report.analysis import MarkedRecord, pieces
+    from redaction_pressure.report.analysis import mark_reply
 
     if split not in ("train", "dev"):
         raise ValueError(f"the debug page shows public tasks only (train, dev), not {split!r}")
     splits.check_index(split, index)
-    task = load_task(split, index, difficulty=difficulty)
-    hidden = task.hidden
-    answer = parse_reply(reply)
-    removed = [() for _ in hidden]
-    problem = ""
-    if answer.errors:
-        problem = f"the reply is invalid ({answer.errors[0].code}): it removes nothing"
-    else:
-        result = scan(answer.rules, [record.text for record in hidden])
-        if result.errors:
-            problem = f"the rules failed ({result.errors[0].code}): they remove nothing"
-        else:
-            removed = result.removed
-    records = []
-    for offset, (record, runs) in enumerate(zip(hidden, removed, strict=True)):
-        marked = MarkedRecord(number=len(task.shown) + offset + 1, family=record.family, pieces=pieces(record, runs))
-        records.append({
-            "number": marked.number, "family": marked.family, "mistakes": marked.mistakes,
-            "pieces": [{"parts": [list(p) for p in piece.parts], "role": piece.role, "status": piece.status,
-                        "kind": piece.kind} for piece in marked.pieces],
-        })  # fmt: skip
-    return {"records": records, "problem": problem}
+    marked = mark_reply(load_task(split, index, difficulty=difficulty), reply, scan)
+    records = [
+        {"number": record.number, "family": record.family, "mistakes": record.mistakes,
+         "pieces": [{"parts": [list(p) for p in piece.parts], "role": piece.role, "status": piece.status,
+                     "kind": piece.kind} for piece in record.pieces]}
+        for record in marked.records
+    ]  # fmt: skip
+    return {"records": records, "problem": marked.problem}
 
 
 def mount(app, taskset: str) -> None:

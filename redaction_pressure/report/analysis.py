@@ -244,25 +244,35 @@ def mark(episode: Episode, scanner) -> Marks:
             f"(the trace has corpus version {episode.identity.get('corpus_version', '?')}); "
             "its records are not shown"
         )
-    answer = parse_reply(episode.reply or "")
-    valid = episode.metric("validity") == 1.0 and not answer.errors
-    hidden = task.hidden
-    if valid:
-        result = scanner(answer.rules, [record.text for record in hidden])
-        valid = not result.errors
-        removed = result.removed if valid else [() for _ in hidden]
-    else:
-        removed = [() for _ in hidden]
-    graded = grade(hidden, removed, valid)
-    counts = {name: graded.metrics[name] for name in CHECKED_METRICS}
+    marks = mark_reply(task, episode.reply or "", scanner, valid=episode.metric("validity") == 1.0)
     mismatched = tuple(
-        name for name in CHECKED_METRICS if name in episode.metrics and episode.metrics[name] != counts[name]
+        name for name in CHECKED_METRICS if name in episode.metrics and episode.metrics[name] != marks.counts[name]
     )
+    return Marks(records=marks.records, rules=marks.rules, counts=marks.counts, mismatched=mismatched)
+
+
+def mark_reply(task, reply: str, scanner, valid: bool = True) -> Marks:
+    """A public task's hidden records marked with what `reply`'s rules removed (nothing, when the reply is
+    invalid or its rules fail: `problem` says which), with the rubric's counts for those marks."""
+    answer = parse_reply(reply)
+    hidden = task.hidden
+    removed = [() for _ in hidden]
+    problem = ""
+    if answer.errors:
+        problem = f"the reply is invalid ({answer.errors[0].code}): it removes nothing"
+    elif valid:
+        result = scanner(answer.rules, [record.text for record in hidden])
+        if result.errors:
+            problem = f"the rules failed ({result.errors[0].code}): they remove nothing"
+        else:
+            removed = result.removed
+    graded = grade(hidden, removed, valid and not problem)
     records = tuple(
-        MarkedRecord(number=episode.shown + offset + 1, family=record.family, pieces=pieces(record, runs))
+        MarkedRecord(number=len(task.shown) + offset + 1, family=record.family, pieces=pieces(record, runs))
         for offset, (record, runs) in enumerate(zip(hidden, removed, strict=True))
     )
-    return Marks(records=records, rules=answer.rules, counts=counts, mismatched=mismatched)
+    counts = {name: graded.metrics[name] for name in CHECKED_METRICS}
+    return Marks(records=records, rules=answer.rules, counts=counts, problem=problem)
 
 
 def pieces(record: Record, runs) -> tuple[Piece, ...]:
